@@ -1,0 +1,44 @@
+import { CanActivate, ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { isWellFormedApiKey } from './api-key';
+import { ApiKeysService, type AuthenticatedKey } from './api-keys.service';
+import { AuthFailureLimiter } from './auth-failure-limiter';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Set by ApiKeyGuard once the bearer key is accepted. */
+    auth?: AuthenticatedKey;
+  }
+}
+
+// Exactly one space, as RFC 6750 writes it; the key's own pattern is checked by isWellFormedApiKey.
+const BEARER = /^Bearer (\S+)$/;
+
+/**
+ * Every route needs a valid key. All refusals are the same 401, whatever the reason, so that the
+ * reason cannot be told; malformed keys are refused before any database query.
+ */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(
+    private readonly keys: ApiKeysService,
+    private readonly failures: AuthFailureLimiter,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const http = context.switchToHttp();
+    const request = http.getRequest<Request>();
+    const key = BEARER.exec(request.headers.authorization ?? '')?.[1];
+    const address = request.ip ?? request.socket.remoteAddress ?? 'unknown';
+
+    if (key && isWellFormedApiKey(key) && !this.failures.isBlocked(address)) {
+      const auth = await this.keys.authenticate(key);
+      if (auth) {
+        request.auth = auth;
+        return true;
+      }
+    }
+    await this.failures.recordFailure(address, http.getResponse<Response>());
+    throw new UnauthorizedException();
+  }
+}

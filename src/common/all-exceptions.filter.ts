@@ -1,0 +1,82 @@
+import {
+  ArgumentsHost,
+  Catch,
+  ExceptionFilter,
+  HttpException,
+  HttpStatus,
+  Logger,
+} from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { isDatabaseUnavailable } from './database-errors';
+
+/** The error body of the contract, for every status. */
+export interface ErrorEnvelope {
+  statusCode: number;
+  message: string | string[];
+  error: string;
+  path: string;
+  timestamp: string;
+}
+
+// Fixed texts: an error body never echoes internals, SQL, or the caller's input.
+const MESSAGES: Partial<Record<HttpStatus, string>> = {
+  [HttpStatus.UNAUTHORIZED]: 'Unauthorized',
+  [HttpStatus.NOT_FOUND]: 'Not Found',
+  [HttpStatus.TOO_MANY_REQUESTS]: 'Too Many Requests',
+  [HttpStatus.SERVICE_UNAVAILABLE]: 'Service temporarily unavailable',
+  [HttpStatus.INTERNAL_SERVER_ERROR]: 'Internal server error',
+};
+
+/** Owns every error response: the envelope, its status, and nothing that leaks internals. */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger(AllExceptionsFilter.name);
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const request = http.getRequest<Request>();
+    const response = http.getResponse<Response>();
+    const status = this.statusOf(exception);
+
+    if (status === HttpStatus.UNAUTHORIZED) response.setHeader('WWW-Authenticate', 'Bearer');
+    if (status === HttpStatus.INTERNAL_SERVER_ERROR) {
+      this.logger.error(
+        exception instanceof Error ? (exception.stack ?? exception.message) : exception,
+      );
+    } else if (status === HttpStatus.SERVICE_UNAVAILABLE) {
+      this.logger.warn(
+        `Database unavailable: ${exception instanceof Error ? exception.message : ''}`,
+      );
+    }
+
+    const body: ErrorEnvelope = {
+      statusCode: status,
+      message: this.messageOf(exception, status),
+      error: HttpStatus[status] ?? 'ERROR',
+      path: request.originalUrl,
+      timestamp: new Date().toISOString(),
+    };
+    response.status(status).json(body);
+  }
+
+  private statusOf(exception: unknown): HttpStatus {
+    if (exception instanceof HttpException) return exception.getStatus();
+    if (isDatabaseUnavailable(exception)) return HttpStatus.SERVICE_UNAVAILABLE;
+    return HttpStatus.INTERNAL_SERVER_ERROR;
+  }
+
+  private messageOf(exception: unknown, status: HttpStatus): string | string[] {
+    const fixed = MESSAGES[status];
+    if (fixed) return fixed;
+    // Validation errors carry one message per violated constraint; other HttpExceptions theirs.
+    if (exception instanceof HttpException) {
+      const response = exception.getResponse();
+      if (typeof response === 'string') return response;
+      const { message } = response as { message?: unknown };
+      if (typeof message === 'string' || Array.isArray(message))
+        return message as string | string[];
+      return exception.message;
+    }
+    return 'Internal server error';
+  }
+}

@@ -1,0 +1,35 @@
+// What an unreachable, restarting or overloaded PostgreSQL looks like by the time it reaches us:
+// Prisma's error codes, the kinds of @prisma/adapter-pg's driver errors, PostgreSQL's SQLSTATEs
+// and Node's socket errors, possibly nested in `cause`.
+const PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2037']);
+const ADAPTER_KINDS = new Set([
+  'DatabaseNotReachable',
+  'ConnectionClosed',
+  'SocketTimeout',
+  'TooManyConnections',
+]);
+// query_canceled (statement_timeout), admin_shutdown, crash_shutdown, cannot_connect_now,
+// too_many_connections, and the whole connection-exception class 08.
+const SQLSTATES = new Set(['57014', '57P01', '57P02', '57P03', '53300']);
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE']);
+// node-postgres's own wording for a pool that cannot get a connection in time or lost one.
+const DRIVER_MESSAGES = /timeout exceeded when trying to connect|Connection terminated/i;
+
+/** True when an error means "the database is unavailable right now", worth a 503 not a 500. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let current = error, depth = 0; current && depth < 5; depth++) {
+    if (typeof current !== 'object') return false;
+    const { code, kind, originalCode, message, cause, name } = current as Record<string, unknown>;
+    if (name === 'PrismaClientInitializationError') return true;
+    if (typeof code === 'string' && (PRISMA_CODES.has(code) || isConnectionCode(code))) return true;
+    if (typeof kind === 'string' && ADAPTER_KINDS.has(kind)) return true;
+    if (typeof originalCode === 'string' && isConnectionCode(originalCode)) return true;
+    if (typeof message === 'string' && DRIVER_MESSAGES.test(message)) return true;
+    current = cause;
+  }
+  return false;
+}
+
+function isConnectionCode(code: string): boolean {
+  return SQLSTATES.has(code) || SOCKET_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code);
+}

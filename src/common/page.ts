@@ -1,0 +1,7 @@
+/** The envelope of both lists. */
+export interface Page<T> {
+  total: number;
+  limit: number;
+  offset: number;
+  data: T[];
+}

@@ -1,0 +1,71 @@
+import { plainToInstance, Type } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  validateSync,
+} from 'class-validator';
+
+/** The value shipped in .env.example: fine for a laptop, refused in production. */
+export const EXAMPLE_API_KEY_SECRET = 'change-me-to-a-long-random-secret-of-32-or-more-chars';
+
+/** Every setting of the service, read from the environment once at start. */
+export class Environment {
+  @IsIn(['development', 'production', 'test'])
+  NODE_ENV: 'development' | 'production' | 'test' = 'development';
+
+  @Matches(/^postgres(ql)?:\/\/\S+$/, {
+    message: 'DATABASE_URL must be a postgresql:// connection URL',
+  })
+  DATABASE_URL!: string;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  PORT = 3000;
+
+  // Keys are stored as HMAC-SHA-256 under this secret: changing it invalidates every key.
+  @IsString()
+  @IsNotEmpty()
+  @MinLength(32, { message: 'API_KEY_SECRET must be at least 32 characters long' })
+  API_KEY_SECRET!: string;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  RATE_LIMIT_PER_MINUTE = 120;
+
+  // Requests that fail authentication, per client address.
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  AUTH_FAILURE_LIMIT_PER_MINUTE = 300;
+
+  @IsOptional()
+  @IsString()
+  LOG_LEVEL?: string;
+}
+
+/** For ConfigModule: a clear message naming each missing or bad variable, or the typed values. */
+export function validateEnvironment(raw: Record<string, unknown>): Environment {
+  const environment = plainToInstance(Environment, raw, { exposeDefaultValues: true });
+  const errors = validateSync(environment, { skipMissingProperties: false });
+  const messages = errors.flatMap((error) => Object.values(error.constraints ?? {}));
+  if (
+    environment.NODE_ENV === 'production' &&
+    environment.API_KEY_SECRET === EXAMPLE_API_KEY_SECRET
+  ) {
+    messages.push('API_KEY_SECRET must not be the example value of .env.example in production');
+  }
+  if (messages.length > 0) {
+    throw new Error(`Invalid configuration: ${messages.join('; ')}`);
+  }
+  return environment;
+}

@@ -1,0 +1,11 @@
+import { Controller, Get } from '@nestjs/common';
+import { Workspace, type AuthenticatedWorkspace } from '../auth/workspace.decorator';
+
+@Controller('v1/me')
+export class MeController {
+  /** The key's workspace, already loaded by the key guard: no query of its own. */
+  @Get()
+  getMe(@Workspace() workspace: AuthenticatedWorkspace): AuthenticatedWorkspace {
+    return { id: workspace.id, name: workspace.name, plan: workspace.plan };
+  }
+}

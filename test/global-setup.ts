@@ -1,0 +1,41 @@
+import { join } from 'node:path';
+import { applyMigrations } from '../src/database/migrator';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/dev/embedded-postgres';
+import { databaseUrl, withServer } from './support/database';
+
+declare global {
+  var embeddedTestDatabase: EmbeddedDatabase | undefined;
+}
+
+/**
+ * Runs once per `npm test`: finds a PostgreSQL (DATABASE_URL, or an embedded one), refuses a
+ * database that is not obviously a test database (the suite creates and drops databases on that
+ * server), and migrates a template that every test file clones.
+ */
+export default async function globalSetup(): Promise<void> {
+  let url = process.env.DATABASE_URL;
+  if (url) {
+    const name = new URL(url).pathname.slice(1);
+    if (!/test/i.test(name)) {
+      throw new Error(
+        `Refusing to run the tests against database "${name}": its name must contain "test".`,
+      );
+    }
+  } else {
+    globalThis.embeddedTestDatabase = await startEmbeddedPostgres(`test-postgres-${process.pid}`);
+    url = globalThis.embeddedTestDatabase.url;
+  }
+  process.env.TEST_SERVER_URL = url;
+
+  process.env.TEST_RUN_ID = String(process.pid);
+  const template = `test_${process.pid}_template`;
+  process.env.TEST_TEMPLATE_DATABASE = template;
+  await withServer(async (client) => {
+    await client.query(`DROP DATABASE IF EXISTS "${template}" WITH (FORCE)`);
+    await client.query(`CREATE DATABASE "${template}"`);
+  });
+  await applyMigrations({
+    databaseUrl: databaseUrl(template),
+    migrationsDir: join(__dirname, '..', 'prisma', 'migrations'),
+  });
+}

@@ -1,0 +1,53 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+
+/**
+ * Each test file gets a database of its own, cloned from the template that global-setup migrated
+ * once (`CREATE DATABASE ... TEMPLATE ...` takes milliseconds), so files run in parallel without
+ * seeing each other's rows.
+ */
+export interface TestDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** The server URL set by global-setup: embedded PostgreSQL, or the DATABASE_URL given to the run. */
+function serverUrl(): string {
+  const url = process.env.TEST_SERVER_URL;
+  if (!url)
+    throw new Error('TEST_SERVER_URL is not set: run the tests through jest (global-setup).');
+  return url;
+}
+
+export function databaseUrl(name: string): string {
+  const url = new URL(serverUrl());
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export async function withServer<T>(run: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: serverUrl() });
+  await client.connect();
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A new database: migrated (a clone of the template) by default, or empty. */
+export async function createTestDatabase(
+  options: { migrated?: boolean } = {},
+): Promise<TestDatabase> {
+  const name = `test_${process.env.TEST_RUN_ID}_${randomBytes(6).toString('hex')}`;
+  const template = options.migrated === false ? 'template0' : process.env.TEST_TEMPLATE_DATABASE;
+  if (!template) throw new Error('TEST_TEMPLATE_DATABASE is not set: run the tests through jest.');
+  await withServer((client) => client.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`));
+  return {
+    url: databaseUrl(name),
+    drop: () =>
+      withServer((client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(
+        () => undefined,
+      ),
+  };
+}

@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import { generateApiKey, displayPrefix, hashApiKey } from '../../src/auth/api-key';
+import type {
+  Company,
+  Contact,
+  Lead,
+  Plan,
+  PrismaClient,
+  Workspace,
+} from '../../src/generated/prisma/client';
+
+/*
+ * Small factories with defaults: a test states only what it is about. Ids are unique per call,
+ * dates fixed, so that tests that compare exact bodies are stable.
+ */
+let sequence = 0;
+const next = () => (++sequence).toString().padStart(6, '0');
+
+export async function createWorkspace(
+  db: PrismaClient,
+  overrides: Partial<Workspace> = {},
+): Promise<Workspace> {
+  return db.workspace.create({
+    data: { id: `ws_${next()}`, name: 'Acme Analytics', plan: 'growth' as Plan, ...overrides },
+  });
+}
+
+/** A key of the workspace, returned with its full value (as the admin tool shows it once). */
+export async function createApiKey(
+  db: PrismaClient,
+  workspaceId: string,
+  overrides: { revokedAt?: Date | null; name?: string } = {},
+): Promise<{ id: string; key: string }> {
+  const key = generateApiKey();
+  const secret = process.env.API_KEY_SECRET ?? '';
+  const created = await db.apiKey.create({
+    data: {
+      id: randomUUID(),
+      workspaceId,
+      name: overrides.name ?? 'CRM sync',
+      prefix: displayPrefix(key),
+      hash: hashApiKey(key, secret),
+      revokedAt: overrides.revokedAt ?? null,
+    },
+  });
+  return { id: created.id, key };
+}
+
+export async function createCompany(
+  db: PrismaClient,
+  workspaceId: string,
+  overrides: Partial<Omit<Company, 'workspaceId'>> = {},
+): Promise<Company> {
+  const n = next();
+  return db.company.create({
+    data: {
+      id: `co_${n}`,
+      workspaceId,
+      name: `Company ${n}`,
+      domain: `company-${n}.example`,
+      industry: 'Software',
+      size: '51-200',
+      country: 'France',
+      city: 'Lyon',
+      revenue: '10M-50M',
+      siren: null,
+      intentScore: 50,
+      intentLevel: 'warm',
+      icpScore: 60,
+      commercialScore: 55,
+      crmStatus: 'new',
+      visitsCount: 3,
+      firstSeen: new Date('2026-02-01T08:00:00.000Z'),
+      lastSeen: new Date('2026-02-20T17:30:00.000Z'),
+      ...overrides,
+    },
+  });
+}
+
+export async function createContact(
+  db: PrismaClient,
+  company: Pick<Company, 'id' | 'workspaceId'>,
+  overrides: Partial<Omit<Contact, 'workspaceId' | 'companyId'>> = {},
+): Promise<Contact> {
+  const n = next();
+  return db.contact.create({
+    data: {
+      id: `ct_${n}`,
+      workspaceId: company.workspaceId,
+      companyId: company.id,
+      name: `Contact ${n}`,
+      jobTitle: 'Head of Growth',
+      email: null,
+      phone: null,
+      linkedin: null,
+      seniority: 'director',
+      ...overrides,
+    },
+  });
+}
+
+export async function createLead(
+  db: PrismaClient,
+  company: Pick<Company, 'id' | 'workspaceId'>,
+  overrides: Partial<Omit<Lead, 'workspaceId' | 'companyId'>> = {},
+): Promise<Lead> {
+  const n = next();
+  return db.lead.create({
+    data: {
+      id: `ld_${n}`,
+      workspaceId: company.workspaceId,
+      companyId: company.id,
+      contactName: `Contact ${n}`,
+      contactTitle: 'VP Sales',
+      contactEmail: null,
+      intentScore: 70,
+      intentLevel: 'hot',
+      signal: 'Visited the pricing page 4 times this week',
+      recommendedAction: 'Call within 24 hours',
+      status: 'new',
+      assignedToId: null,
+      createdAt: new Date('2026-02-15T10:00:00.000Z'),
+      ...overrides,
+    },
+  });
+}
