@@ -1,0 +1,286 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { createTestDatabase, type TestDatabase } from '../../test/support/database';
+import { applyMigrations } from './migrator';
+
+const FIRST = '20260101000000_first';
+const SECOND = '20260102000000_second';
+const THIRD = '20260103000000_third';
+
+// Verbatim from Prisma's schema engine (postgres `create_migrations_table`).
+const PRISMA_DDL = `
+CREATE TABLE _prisma_migrations (
+    id                      VARCHAR(36) PRIMARY KEY NOT NULL,
+    checksum                VARCHAR(64) NOT NULL,
+    finished_at             TIMESTAMPTZ,
+    migration_name          VARCHAR(255) NOT NULL,
+    logs                    TEXT,
+    rolled_back_at          TIMESTAMPTZ,
+    started_at              TIMESTAMPTZ NOT NULL DEFAULT now(),
+    applied_steps_count     INTEGER NOT NULL DEFAULT 0
+);`;
+
+let db: TestDatabase;
+let dir: string;
+
+beforeEach(async () => {
+  db = await createTestDatabase({ migrated: false });
+  dir = mkdtempSync(join(tmpdir(), 'migrator-'));
+});
+
+afterEach(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  await db.drop();
+});
+
+function write(name: string, sql: string): void {
+  mkdirSync(join(dir, name), { recursive: true });
+  writeFileSync(join(dir, name, 'migration.sql'), sql);
+}
+
+function checksumOf(name: string): string {
+  return createHash('sha256')
+    .update(readFileSync(join(dir, name, 'migration.sql')))
+    .digest('hex');
+}
+
+function migrate(log?: (line: string) => void): Promise<string[]> {
+  return applyMigrations({ databaseUrl: db.url, migrationsDir: dir, log });
+}
+
+async function query<T extends object>(sql: string, params: unknown[] = []): Promise<T[]> {
+  const client = new Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+async function tableExists(name: string): Promise<boolean> {
+  const rows = await query<{ found: string | null }>('SELECT to_regclass($1)::text AS found', [
+    name,
+  ]);
+  return rows[0].found !== null;
+}
+
+async function migrationNames(): Promise<string[]> {
+  const rows = await query<{ migration_name: string }>(
+    'SELECT migration_name FROM _prisma_migrations ORDER BY migration_name',
+  );
+  return rows.map((row) => row.migration_name);
+}
+
+describe('applyMigrations', () => {
+  it('applies pending migrations in name order and records them as Prisma does', async () => {
+    // Written in reverse order, with the files Prisma keeps beside the folders.
+    write(SECOND, 'CREATE TABLE b (a_id INT NOT NULL REFERENCES a (id));\n');
+    write(
+      FIRST,
+      '-- CreateTable\nCREATE TABLE a (id INT PRIMARY KEY);\nINSERT INTO a VALUES (1);\n',
+    );
+    writeFileSync(join(dir, 'migration_lock.toml'), 'provider = "postgresql"\n');
+    const lines: string[] = [];
+
+    await expect(migrate((line) => lines.push(line))).resolves.toEqual([FIRST, SECOND]);
+
+    expect(lines).toEqual([`Applied migration ${FIRST}`, `Applied migration ${SECOND}`]);
+    const rows = await query<Record<string, unknown>>(
+      'SELECT * FROM _prisma_migrations ORDER BY started_at',
+    );
+    expect(rows).toEqual(
+      [FIRST, SECOND].map((name) => ({
+        id: expect.stringMatching(
+          /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+        ),
+        checksum: checksumOf(name),
+        finished_at: expect.any(Date),
+        migration_name: name,
+        logs: null,
+        rolled_back_at: null,
+        started_at: expect.any(Date),
+        applied_steps_count: 1,
+      })),
+    );
+    for (const row of rows) {
+      expect((row.finished_at as Date).getTime()).toBeGreaterThanOrEqual(
+        (row.started_at as Date).getTime(),
+      );
+    }
+    expect(await query('SELECT id FROM a')).toEqual([{ id: 1 }]);
+  });
+
+  it('creates _prisma_migrations with the columns of Prisma', async () => {
+    await migrate();
+    const columnsSql = `
+      SELECT column_name, data_type, character_maximum_length, is_nullable, column_default
+        FROM information_schema.columns
+       WHERE table_schema = 'public' AND table_name = '_prisma_migrations'
+       ORDER BY ordinal_position`;
+    const ours = await query(columnsSql);
+
+    await query('DROP TABLE _prisma_migrations');
+    await query(PRISMA_DDL);
+
+    expect(ours).toHaveLength(8);
+    expect(ours).toEqual(await query(columnsSql));
+  });
+
+  it('applies nothing the second time', async () => {
+    write(FIRST, 'CREATE TABLE a (id INT);\n');
+    await migrate();
+    const lines: string[] = [];
+
+    await expect(migrate((line) => lines.push(line))).resolves.toEqual([]);
+
+    expect(lines).toEqual(['No pending migrations']);
+    expect(await migrationNames()).toEqual([FIRST]);
+  });
+
+  it('refuses an applied migration whose file changed, before applying anything', async () => {
+    write(FIRST, 'CREATE TABLE a (id INT);\n');
+    await migrate();
+    write(FIRST, 'CREATE TABLE a (id BIGINT);\n');
+    write(SECOND, 'CREATE TABLE b (id INT);\n');
+
+    await expect(migrate()).rejects.toThrow(new RegExp(`${FIRST} was modified`));
+
+    expect(await tableExists('b')).toBe(false);
+    expect(await migrationNames()).toEqual([FIRST]);
+  });
+
+  it('rolls a failing migration back entirely and names it', async () => {
+    write(FIRST, 'CREATE TABLE a (id INT);\n');
+    write(SECOND, 'CREATE TABLE partial (id INT);\nSELECT no_such_function();\n');
+    write(THIRD, 'CREATE TABLE c (id INT);\n');
+
+    const error = migrate();
+    await expect(error).rejects.toThrow(`Migration ${SECOND} failed:`);
+    await expect(error).rejects.toThrow('function no_such_function() does not exist');
+
+    expect(await tableExists('a')).toBe(true);
+    expect(await tableExists('partial')).toBe(false);
+    expect(await tableExists('c')).toBe(false);
+    expect(await migrationNames()).toEqual([FIRST]);
+
+    // No failed row was left behind: once the file is fixed, the next run carries on.
+    write(SECOND, 'CREATE TABLE partial (id INT);\n');
+    await expect(migrate()).resolves.toEqual([SECOND, THIRD]);
+  });
+
+  it('refuses to run after a failed migration until it is marked rolled back', async () => {
+    write(FIRST, 'CREATE TABLE a (id INT);\n');
+    write(SECOND, 'CREATE TABLE b (id INT);\n');
+    await migrate();
+    // What Prisma leaves after a failure: started, not finished, not rolled back.
+    const id = randomUUID();
+    await query(
+      `INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at, logs)
+       VALUES ($1, $2, $3, now(), 'error')`,
+      [id, 'x'.repeat(64), THIRD],
+    );
+    write(THIRD, 'CREATE TABLE c (id INT);\n');
+
+    await expect(migrate()).rejects.toThrow(
+      new RegExp(`Migration ${THIRD} failed in an earlier run .*rolled-back ${THIRD}`),
+    );
+    expect(await tableExists('c')).toBe(false);
+
+    // Marked rolled back, it is pending again, as in Prisma.
+    await query('UPDATE _prisma_migrations SET rolled_back_at = now() WHERE id = $1', [id]);
+    await expect(migrate()).resolves.toEqual([THIRD]);
+    expect(await tableExists('c')).toBe(true);
+  });
+
+  it('warns about, and tolerates, an applied migration missing from the folder', async () => {
+    write(FIRST, 'CREATE TABLE a (id INT);\n');
+    write(SECOND, 'CREATE TABLE b (id INT);\n');
+    await migrate();
+    rmSync(join(dir, SECOND), { recursive: true });
+    const lines: string[] = [];
+
+    await expect(migrate((line) => lines.push(line))).resolves.toEqual([]);
+
+    expect(lines).toContainEqual(expect.stringContaining(`Warning: migration ${SECOND}`));
+  });
+
+  it('accepts the table and rows written by prisma migrate deploy', async () => {
+    write(FIRST, 'CREATE TABLE a (id INT);\n');
+    // Checked out with CRLF line endings, applied by Prisma from an LF checkout.
+    write(SECOND, 'CREATE TABLE b (id INT);\r\nCREATE TABLE b2 (id INT);\r\n');
+    write(THIRD, 'CREATE TABLE c (id INT);\n');
+    const lfChecksum = createHash('sha256')
+      .update('CREATE TABLE b (id INT);\nCREATE TABLE b2 (id INT);\n')
+      .digest('hex');
+    await query(PRISMA_DDL);
+    await query('CREATE TABLE a (id INT); CREATE TABLE b (id INT); CREATE TABLE b2 (id INT)');
+    // The statements of Prisma's record_migration_started, record_successful_step and
+    // record_migration_finished.
+    for (const [name, checksum] of [
+      [FIRST, checksumOf(FIRST)],
+      [SECOND, lfChecksum],
+    ]) {
+      const id = randomUUID();
+      await query(
+        'INSERT INTO _prisma_migrations (id, checksum, started_at, migration_name) VALUES ($1, $2, now(), $3)',
+        [id, checksum, name],
+      );
+      await query(
+        'UPDATE _prisma_migrations SET applied_steps_count = applied_steps_count + 1 WHERE id = $1',
+        [id],
+      );
+      await query('UPDATE _prisma_migrations SET finished_at = now() WHERE id = $1', [id]);
+    }
+
+    await expect(migrate()).resolves.toEqual([THIRD]);
+    expect(await tableExists('c')).toBe(true);
+  });
+
+  it('waits for the lock of Prisma and applies each migration once when runs overlap', async () => {
+    write(FIRST, 'CREATE TABLE counter (n INT);\n');
+    write(SECOND, 'INSERT INTO counter VALUES (1);\n');
+    // Hold the lock as a running `prisma migrate deploy` would.
+    const prisma = new Client({ connectionString: db.url });
+    await prisma.connect();
+    try {
+      await prisma.query('SELECT pg_advisory_lock(72707369)');
+      let waiting = 0;
+      let bothWaiting!: () => void;
+      const blocked = new Promise<void>((resolve) => (bothWaiting = resolve));
+      const onLog = (line: string): void => {
+        if (line.startsWith('Waiting for the migration lock') && ++waiting === 2) bothWaiting();
+      };
+      const runs = Promise.all([migrate(onLog), migrate(onLog)]);
+
+      await blocked;
+      await prisma.query('SELECT pg_advisory_unlock(72707369)');
+      const [one, two] = await runs;
+
+      expect([...one, ...two].sort()).toEqual([FIRST, SECOND]);
+      expect(await query('SELECT n FROM counter')).toEqual([{ n: 1 }]);
+      expect(await migrationNames()).toEqual([FIRST, SECOND]);
+    } finally {
+      await prisma.end();
+    }
+  });
+
+  it("applies the project's own migrations to an empty database", async () => {
+    const projectDir = join(__dirname, '..', '..', 'prisma', 'migrations');
+    const folders = readdirSync(projectDir, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name)
+      .sort();
+
+    await expect(
+      applyMigrations({ databaseUrl: db.url, migrationsDir: projectDir }),
+    ).resolves.toEqual(folders);
+
+    for (const table of ['workspaces', 'api_keys', 'companies', 'contacts', 'leads']) {
+      expect(await tableExists(table)).toBe(true);
+    }
+  });
+});
