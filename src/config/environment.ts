@@ -3,7 +3,6 @@ import {
   IsIn,
   IsInt,
   IsNotEmpty,
-  IsOptional,
   IsString,
   Matches,
   Max,
@@ -47,10 +46,6 @@ export class Environment {
   @IsInt()
   @Min(1)
   AUTH_FAILURE_LIMIT_PER_MINUTE = 300;
-
-  @IsOptional()
-  @IsString()
-  LOG_LEVEL?: string;
 }
 
 /** For ConfigModule: a clear message naming each missing or bad variable, or the typed values. */
