@@ -12,7 +12,10 @@ export default tseslint.config(
   {
     languageOptions: {
       globals: { ...globals.node, ...globals.jest },
-      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        projectService: { allowDefaultProject: ['jest.config.js'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',

@@ -4,7 +4,6 @@ import type {
   Company,
   Contact,
   Lead,
-  Plan,
   PrismaClient,
   Workspace,
 } from '../../src/generated/prisma/client';
@@ -21,7 +20,7 @@ export async function createWorkspace(
   overrides: Partial<Workspace> = {},
 ): Promise<Workspace> {
   return db.workspace.create({
-    data: { id: `ws_${next()}`, name: 'Acme Analytics', plan: 'growth' as Plan, ...overrides },
+    data: { id: `ws_${next()}`, name: 'Acme Analytics', plan: 'growth', ...overrides },
   });
 }
 
