@@ -1,4 +1,4 @@
-import { MiddlewareConsumer, Module, NestModule, ValidationPipe } from '@nestjs/common';
+import { Module, ValidationPipe } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { ApiKeyGuard } from './auth/api-key.guard';
@@ -8,7 +8,6 @@ import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { Clock, ClockModule } from './common/clock';
 import { FixedWindowThrottlerStorage } from './common/fixed-window-throttler.storage';
 import { RateLimitGuard } from './common/rate-limit.guard';
-import { ResponseHeadersMiddleware } from './common/response-headers.middleware';
 import { CompaniesModule } from './companies/companies.module';
 import { ConfigModule } from './config/config.module';
 import { Environment } from './config/environment';
@@ -53,8 +52,4 @@ const RATE_LIMIT_WINDOW_MS = 60_000;
     { provide: APP_FILTER, useClass: AllExceptionsFilter },
   ],
 })
-export class AppModule implements NestModule {
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(ResponseHeadersMiddleware).forRoutes('*');
-  }
-}
+export class AppModule {}

@@ -2,12 +2,14 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { existsSync } from 'node:fs';
 import { AppModule } from './app.module';
+import { APP_OPTIONS, configureApp } from './app.setup';
 import { Environment } from './config/environment';
 
 async function bootstrap(): Promise<void> {
   if (existsSync('.env')) process.loadEnvFile('.env');
-  // abortOnError: false, so that a bad configuration ends in a clear message and exit 1 below.
-  const app = await NestFactory.create<NestExpressApplication>(AppModule, { abortOnError: false });
+  const app = configureApp(
+    await NestFactory.create<NestExpressApplication>(AppModule, APP_OPTIONS),
+  );
   app.enableShutdownHooks();
   await app.listen(app.get(Environment).PORT);
 }

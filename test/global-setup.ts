@@ -13,6 +13,8 @@ declare global {
  * server), and migrates a template that every test file clones.
  */
 export default async function globalSetup(): Promise<void> {
+  // Far from UTC (+13:45 / +12:45), so that a date read in local time instead of UTC shows up.
+  process.env.TZ = 'Pacific/Chatham';
   let url = process.env.DATABASE_URL;
   if (url) {
     const name = new URL(url).pathname.slice(1);

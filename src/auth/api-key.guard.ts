@@ -11,8 +11,9 @@ declare module 'express-serve-static-core' {
   }
 }
 
-// Exactly one space, as RFC 6750 writes it; the key's own pattern is checked by isWellFormedApiKey.
-const BEARER = /^Bearer (\S+)$/;
+// The scheme is case-insensitive (RFC 9110, 11.1), then exactly one space as RFC 6750 writes it;
+// the key's own pattern is checked by isWellFormedApiKey.
+const BEARER = /^Bearer (\S+)$/i;
 
 /**
  * Every route needs a valid key. All refusals are the same 401, whatever the reason, so that the

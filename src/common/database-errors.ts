@@ -12,22 +12,25 @@ const ADAPTER_KINDS = new Set([
 // too_many_connections, and the whole connection-exception class 08.
 const SQLSTATES = new Set(['57014', '57P01', '57P02', '57P03', '53300']);
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE']);
-// node-postgres's own wording for a pool that cannot get a connection in time or lost one.
-const DRIVER_MESSAGES = /timeout exceeded when trying to connect|Connection terminated/i;
+// The wording of node-postgres for a pool that cannot get a connection in time or lost one, and
+// of Prisma for a transaction whose connection broke.
+const DRIVER_MESSAGES =
+  /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable/i;
+const MAX_DEPTH = 6;
 
 /** True when an error means "the database is unavailable right now", worth a 503 not a 500. */
-export function isDatabaseUnavailable(error: unknown): boolean {
-  for (let current = error, depth = 0; current && depth < 5; depth++) {
-    if (typeof current !== 'object') return false;
-    const { code, kind, originalCode, message, cause, name } = current as Record<string, unknown>;
-    if (name === 'PrismaClientInitializationError') return true;
-    if (typeof code === 'string' && (PRISMA_CODES.has(code) || isConnectionCode(code))) return true;
-    if (typeof kind === 'string' && ADAPTER_KINDS.has(kind)) return true;
-    if (typeof originalCode === 'string' && isConnectionCode(originalCode)) return true;
-    if (typeof message === 'string' && DRIVER_MESSAGES.test(message)) return true;
-    current = cause;
-  }
-  return false;
+export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
+  if (!error || typeof error !== 'object' || depth > MAX_DEPTH) return false;
+  const { code, kind, originalCode, message, cause, name, meta } = error as Record<string, unknown>;
+  if (name === 'PrismaClientInitializationError') return true;
+  if (typeof code === 'string' && (PRISMA_CODES.has(code) || isConnectionCode(code))) return true;
+  if (typeof kind === 'string' && ADAPTER_KINDS.has(kind)) return true;
+  if (typeof originalCode === 'string' && isConnectionCode(originalCode)) return true;
+  if (typeof message === 'string' && DRIVER_MESSAGES.test(message)) return true;
+  // Prisma keeps the driver's error in meta.driverAdapterError (e.g. P2039 for a query that
+  // statement_timeout cancelled), other libraries in cause.
+  const driverError = (meta as { driverAdapterError?: unknown } | undefined)?.driverAdapterError;
+  return isDatabaseUnavailable(cause, depth + 1) || isDatabaseUnavailable(driverError, depth + 1);
 }
 
 function isConnectionCode(code: string): boolean {

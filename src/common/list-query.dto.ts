@@ -10,8 +10,17 @@ function toInteger({ value }: { value: unknown }): unknown {
   return typeof value === 'string' && DECIMAL_INTEGER.test(value) ? Number(value) : value;
 }
 
+// PostgreSQL has no year 0 (ISO 8601's 0000 is 1 BC) and nothing stored is earlier than this, so
+// an earlier `since` filters exactly like it.
+const EARLIEST_STORED = new Date('0001-01-01T00:00:00.000Z');
+// An offset's `+` sent unencoded arrives as a space (form encoding): read it as the `+` it was.
+const SPACE_FOR_PLUS_OFFSET = / (\d{2}(?::?\d{2})?)$/;
+
 function toDate({ value }: { value: unknown }): unknown {
-  return typeof value === 'string' ? (parseIsoDateTime(value) ?? value) : value;
+  if (typeof value !== 'string') return value;
+  const date = parseIsoDateTime(value.replace(SPACE_FOR_PLUS_OFFSET, '+$1'));
+  if (!date) return value;
+  return date < EARLIEST_STORED ? EARLIEST_STORED : date;
 }
 
 /** A parameter given more than once (`limit=1&limit=2`) is refused rather than guessed at. */

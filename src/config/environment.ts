@@ -26,7 +26,7 @@ export class Environment {
 
   @Type(() => Number)
   @IsInt()
-  @Min(0)
+  @Min(1)
   @Max(65535)
   PORT = 3000;
 

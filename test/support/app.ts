@@ -1,6 +1,8 @@
 import { INestApplication } from '@nestjs/common';
 import { Test, TestingModuleBuilder } from '@nestjs/testing';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from '../../src/app.module';
+import { APP_OPTIONS, configureApp } from '../../src/app.setup';
 import { Clock } from '../../src/common/clock';
 import { PrismaService } from '../../src/prisma/prisma.service';
 import { createTestDatabase, type TestDatabase } from './database';
@@ -46,7 +48,9 @@ export async function createTestApp(
       .useValue(clock);
     options.customize?.(builder);
     const moduleRef = await builder.compile();
-    const app = moduleRef.createNestApplication({ logger: false });
+    const app = configureApp(
+      moduleRef.createNestApplication<NestExpressApplication>({ ...APP_OPTIONS, logger: false }),
+    );
     await app.init();
     const prisma = app.get(PrismaService);
     return {

@@ -1,0 +1,16 @@
+import type { NextFunction, Request, Response } from 'express';
+import { randomUUID } from 'node:crypto';
+
+// A caller's request id is echoed only if it is short and plain, so it cannot inject into logs.
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Headers of every response, errors and unknown paths included (express middleware). */
+export function setResponseHeaders(request: Request, response: Response, next: NextFunction): void {
+  const given = request.header('x-request-id');
+  const requestId = given && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+  request.headers['x-request-id'] = requestId;
+  response.setHeader('X-Request-Id', requestId);
+  // Every answer is private to one workspace: no shared or browser cache may keep it.
+  response.setHeader('Cache-Control', 'no-store');
+  next();
+}

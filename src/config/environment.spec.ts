@@ -1,0 +1,101 @@
+import 'reflect-metadata';
+import { EXAMPLE_API_KEY_SECRET, validateEnvironment } from './environment';
+
+const VALID = {
+  DATABASE_URL: 'postgresql://app:password@db.internal:5432/visitors',
+  API_KEY_SECRET: 'a-real-secret-of-more-than-thirty-two-characters',
+};
+
+function errorOf(raw: Record<string, unknown>): string {
+  try {
+    validateEnvironment(raw);
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+  throw new Error('validateEnvironment accepted the environment');
+}
+
+describe('validateEnvironment', () => {
+  it('gives the defaults for what is not set', () => {
+    const environment = validateEnvironment({ ...VALID });
+    expect(environment.PORT).toBe(3000);
+    expect(environment.RATE_LIMIT_PER_MINUTE).toBe(120);
+    expect(environment.AUTH_FAILURE_LIMIT_PER_MINUTE).toBe(300);
+    expect(environment.NODE_ENV).toBe('development');
+    expect(environment.DATABASE_URL).toBe(VALID.DATABASE_URL);
+    expect(environment.API_KEY_SECRET).toBe(VALID.API_KEY_SECRET);
+  });
+
+  it('reads numbers given as strings, as the environment gives them', () => {
+    const environment = validateEnvironment({
+      ...VALID,
+      PORT: '8080',
+      RATE_LIMIT_PER_MINUTE: '30',
+      AUTH_FAILURE_LIMIT_PER_MINUTE: '5',
+    });
+    expect(environment.PORT).toBe(8080);
+    expect(environment.RATE_LIMIT_PER_MINUTE).toBe(30);
+    expect(environment.AUTH_FAILURE_LIMIT_PER_MINUTE).toBe(5);
+  });
+
+  it.each(['postgresql://u:p@localhost:5432/db', 'postgres://localhost/db'])(
+    'accepts the database URL %s',
+    (url) => {
+      expect(validateEnvironment({ ...VALID, DATABASE_URL: url }).DATABASE_URL).toBe(url);
+    },
+  );
+
+  it.each([
+    ['DATABASE_URL', { API_KEY_SECRET: VALID.API_KEY_SECRET }],
+    ['DATABASE_URL', { ...VALID, DATABASE_URL: '' }],
+    ['DATABASE_URL', { ...VALID, DATABASE_URL: 'mysql://localhost/db' }],
+    ['DATABASE_URL', { ...VALID, DATABASE_URL: 'localhost:5432' }],
+    ['API_KEY_SECRET', { DATABASE_URL: VALID.DATABASE_URL }],
+    ['API_KEY_SECRET', { ...VALID, API_KEY_SECRET: '' }],
+    ['API_KEY_SECRET', { ...VALID, API_KEY_SECRET: 'too-short' }],
+    ['API_KEY_SECRET', { ...VALID, API_KEY_SECRET: 'x'.repeat(31) }],
+    ['PORT', { ...VALID, PORT: 'abc' }],
+    ['PORT', { ...VALID, PORT: '70000' }],
+    ['PORT', { ...VALID, PORT: '65536' }],
+    ['PORT', { ...VALID, PORT: '-1' }],
+    ['PORT', { ...VALID, PORT: '3000.5' }],
+    ['RATE_LIMIT_PER_MINUTE', { ...VALID, RATE_LIMIT_PER_MINUTE: '0' }],
+    ['RATE_LIMIT_PER_MINUTE', { ...VALID, RATE_LIMIT_PER_MINUTE: 'lots' }],
+    ['RATE_LIMIT_PER_MINUTE', { ...VALID, RATE_LIMIT_PER_MINUTE: '1.5' }],
+    ['AUTH_FAILURE_LIMIT_PER_MINUTE', { ...VALID, AUTH_FAILURE_LIMIT_PER_MINUTE: '0' }],
+    ['NODE_ENV', { ...VALID, NODE_ENV: 'staging' }],
+  ])('refuses a missing or bad %s, naming it', (name, raw) => {
+    expect(errorOf(raw)).toMatch(new RegExp(`^Invalid configuration: .*\\b${name}\\b`));
+  });
+
+  it('names every missing variable at once', () => {
+    const message = errorOf({});
+    expect(message).toContain('DATABASE_URL');
+    expect(message).toContain('API_KEY_SECRET');
+  });
+
+  it('does not echo the secret in its message', () => {
+    const message = errorOf({ API_KEY_SECRET: 'short-secret-value' });
+    expect(message).not.toContain('short-secret-value');
+  });
+
+  it('refuses the example secret in production', () => {
+    expect(
+      errorOf({ ...VALID, NODE_ENV: 'production', API_KEY_SECRET: EXAMPLE_API_KEY_SECRET }),
+    ).toContain('API_KEY_SECRET');
+  });
+
+  it.each(['development', 'test'])('accepts the example secret in %s', (nodeEnv) => {
+    const environment = validateEnvironment({
+      ...VALID,
+      NODE_ENV: nodeEnv,
+      API_KEY_SECRET: EXAMPLE_API_KEY_SECRET,
+    });
+    expect(environment.API_KEY_SECRET).toBe(EXAMPLE_API_KEY_SECRET);
+  });
+
+  it('accepts any other long secret in production', () => {
+    const environment = validateEnvironment({ ...VALID, NODE_ENV: 'production' });
+    expect(environment.NODE_ENV).toBe('production');
+  });
+});

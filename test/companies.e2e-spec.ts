@@ -1,0 +1,449 @@
+import type { Workspace } from '../src/generated/prisma/client';
+import { createTestApp, type TestApp } from './support/app';
+import { createCompany, createContact, createWorkspace } from './support/factories';
+import { createTenant, getWithKey, pageThrough } from './support/http';
+
+// GET /v1/companies: the company and contact fields, the contacts' order, and the list contract
+// (order, paging, `since`, envelope). Parameter validation in detail: query-validation.e2e-spec.ts.
+describe('GET /v1/companies', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const list = (key: string, query = '') => getWithKey(t.app, `/v1/companies${query}`, key);
+
+  /** Companies of the workspace with ids `<workspace id>-<suffix>`, inserted in the given order. */
+  async function seed(workspace: Workspace, rows: [suffix: string, intentScore: number][]) {
+    for (const [suffix, intentScore] of rows) {
+      await createCompany(t.prisma, workspace.id, { id: `${workspace.id}-${suffix}`, intentScore });
+    }
+  }
+
+  const suffixes = (workspace: Workspace, data: { id: string }[]) =>
+    data.map(({ id }) => id.slice(workspace.id.length + 1));
+
+  describe('a company', () => {
+    it('has every field of the contract, with its type, and nothing else', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      const company = await createCompany(t.prisma, workspace.id, {
+        name: 'Globex',
+        domain: 'globex.example',
+        industry: 'Manufacturing',
+        size: '201-500',
+        country: 'Germany',
+        city: 'Berlin',
+        revenue: '50M-100M',
+        siren: '552100554',
+        intentScore: 87.5,
+        intentLevel: 'hot',
+        icpScore: 72.25,
+        commercialScore: 80,
+        crmStatus: 'in_crm',
+        visitsCount: 14,
+        firstSeen: new Date('2026-01-05T07:08:09.010Z'),
+        lastSeen: new Date('2026-02-27T23:59:59.999Z'),
+      });
+      const contact = await createContact(t.prisma, company, {
+        name: 'Ada Lovelace',
+        jobTitle: 'CTO',
+        email: 'ada@globex.example',
+        phone: '+33 1 23 45 67 89',
+        linkedin: 'https://www.linkedin.com/in/ada',
+        seniority: 'c_level',
+      });
+
+      const response = await list(key);
+
+      expect(response.status).toBe(200);
+      expect(response.body).toStrictEqual({
+        total: 1,
+        limit: 50,
+        offset: 0,
+        data: [
+          {
+            id: company.id,
+            name: 'Globex',
+            domain: 'globex.example',
+            industry: 'Manufacturing',
+            size: '201-500',
+            country: 'Germany',
+            city: 'Berlin',
+            revenue: '50M-100M',
+            siren: '552100554',
+            intentScore: 87.5,
+            intentLevel: 'hot',
+            icpScore: 72.25,
+            commercialScore: 80,
+            crmStatus: 'in_crm',
+            visitsCount: 14,
+            firstSeen: '2026-01-05T07:08:09.010Z',
+            lastSeen: '2026-02-27T23:59:59.999Z',
+            contacts: [
+              {
+                id: contact.id,
+                name: 'Ada Lovelace',
+                jobTitle: 'CTO',
+                email: 'ada@globex.example',
+                phone: '+33 1 23 45 67 89',
+                linkedin: 'https://www.linkedin.com/in/ada',
+                seniority: 'c_level',
+              },
+            ],
+          },
+        ],
+      });
+    });
+
+    it('has siren, email, phone and linkedin present as null when unknown, never omitted', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      const company = await createCompany(t.prisma, workspace.id, { siren: null });
+      await createContact(t.prisma, company, { email: null, phone: null, linkedin: null });
+
+      const response = await list(key);
+
+      expect(response.status).toBe(200);
+      const [body] = response.body.data;
+      expect(body).toHaveProperty('siren', null);
+      expect(body.contacts).toHaveLength(1);
+      expect(body.contacts[0]).toHaveProperty('email', null);
+      expect(body.contacts[0]).toHaveProperty('phone', null);
+      expect(body.contacts[0]).toHaveProperty('linkedin', null);
+    });
+
+    it('has scores that are numbers, including the bounds 0 and 100', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      await createCompany(t.prisma, workspace.id, {
+        intentScore: 100,
+        icpScore: 0,
+        commercialScore: 33.3,
+        visitsCount: 0,
+      });
+
+      const response = await list(key);
+
+      expect(response.body.data[0]).toMatchObject({
+        intentScore: 100,
+        icpScore: 0,
+        commercialScore: 33.3,
+        visitsCount: 0,
+      });
+      for (const field of ['intentScore', 'icpScore', 'commercialScore', 'visitsCount']) {
+        expect(typeof response.body.data[0][field]).toBe('number');
+      }
+    });
+
+    it('has dates in UTC ISO 8601 with milliseconds, whatever instant is stored', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      await createCompany(t.prisma, workspace.id, {
+        firstSeen: new Date('2026-01-31T23:30:00+01:00'),
+        lastSeen: new Date('2026-02-01T00:00:00-03:00'),
+      });
+
+      const response = await list(key);
+
+      expect(response.body.data[0]).toMatchObject({
+        firstSeen: '2026-01-31T22:30:00.000Z',
+        lastSeen: '2026-02-01T03:00:00.000Z',
+      });
+    });
+
+    it.each(['hot', 'warm', 'cold'] as const)('round-trips intentLevel %s', async (intentLevel) => {
+      const { workspace, key } = await createTenant(t.prisma);
+      await createCompany(t.prisma, workspace.id, { intentLevel });
+
+      const response = await list(key);
+
+      expect(response.body.data[0].intentLevel).toBe(intentLevel);
+    });
+
+    it.each(['new', 'qualified', 'in_crm', 'contacted', 'won', 'lost'] as const)(
+      'round-trips crmStatus %s',
+      async (crmStatus) => {
+        const { workspace, key } = await createTenant(t.prisma);
+        await createCompany(t.prisma, workspace.id, { crmStatus });
+
+        const response = await list(key);
+
+        expect(response.body.data[0].crmStatus).toBe(crmStatus);
+      },
+    );
+
+    it.each(['c_level', 'vp', 'director', 'manager', 'ic'] as const)(
+      'round-trips contact seniority %s',
+      async (seniority) => {
+        const { workspace, key } = await createTenant(t.prisma);
+        const company = await createCompany(t.prisma, workspace.id);
+        await createContact(t.prisma, company, { seniority });
+
+        const response = await list(key);
+
+        expect(response.body.data[0].contacts).toEqual([expect.objectContaining({ seniority })]);
+      },
+    );
+  });
+
+  describe('contacts', () => {
+    it('is an empty array for a company without contacts', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      await createCompany(t.prisma, workspace.id);
+
+      const response = await list(key);
+
+      expect(response.body.data[0].contacts).toStrictEqual([]);
+    });
+
+    it('holds only the contacts of that company', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      const hot = await createCompany(t.prisma, workspace.id, { intentScore: 90 });
+      const cold = await createCompany(t.prisma, workspace.id, { intentScore: 10 });
+      const ofHot = await createContact(t.prisma, hot);
+      const ofCold = await createContact(t.prisma, cold);
+
+      const response = await list(key);
+
+      const contactIds = (response.body.data as { contacts: { id: string }[] }[]).map((company) =>
+        company.contacts.map(({ id }) => id),
+      );
+      expect(contactIds).toStrictEqual([[ofHot.id], [ofCold.id]]);
+    });
+
+    it('is ordered by seniority (c_level, vp, director, manager, ic), then name, then id', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      const company = await createCompany(t.prisma, workspace.id);
+      // Inserted out of order; neither alphabetical seniority nor id order gives the right answer.
+      const rows = [
+        ['1', 'Zed', 'ic'],
+        ['2', 'Bob', 'director'],
+        ['3', 'Yann', 'c_level'],
+        ['a', 'Dana', 'manager'],
+        ['4', 'Alice', 'director'],
+        ['B', 'Dana', 'manager'],
+        ['5', 'Carl', 'vp'],
+        ['6', 'Aaron', 'ic'],
+      ] as const;
+      for (const [suffix, name, seniority] of rows) {
+        await createContact(t.prisma, company, { id: `${company.id}-${suffix}`, name, seniority });
+      }
+
+      const response = await list(key);
+
+      const contacts = response.body.data[0].contacts as { id: string; name: string }[];
+      expect(contacts.map(({ id, name }) => [id.slice(company.id.length + 1), name])).toStrictEqual(
+        [
+          ['3', 'Yann'],
+          ['5', 'Carl'],
+          ['4', 'Alice'],
+          ['2', 'Bob'],
+          // Same seniority and name: by id, compared byte by byte ('B' is 0x42, 'a' is 0x61).
+          ['B', 'Dana'],
+          ['a', 'Dana'],
+          ['6', 'Aaron'],
+          ['1', 'Zed'],
+        ],
+      );
+    });
+  });
+
+  describe('the list', () => {
+    it('holds only the companies of the key’s workspace', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      const other = await createWorkspace(t.prisma);
+      const own = await createCompany(t.prisma, workspace.id, { intentScore: 10 });
+      await createCompany(t.prisma, other.id, { intentScore: 99 });
+
+      const response = await list(key);
+
+      expect(response.body.total).toBe(1);
+      expect(response.body.data.map(({ id }: { id: string }) => id)).toStrictEqual([own.id]);
+    });
+
+    it('is ordered by intentScore descending, ties by id compared byte by byte', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      await seed(workspace, [
+        ['a', 90],
+        ['c', 50],
+        ['B', 90],
+        ['9', 90],
+        ['C', 10],
+        ['A', 90],
+        ['b', 50],
+        ['10', 90],
+        ['x', 90.5],
+      ]);
+
+      const response = await list(key);
+
+      expect(response.status).toBe(200);
+      expect(suffixes(workspace, response.body.data)).toStrictEqual(
+        ['x', '10', '9', 'A', 'B', 'a', 'b', 'c', 'C'], // '10' < '9' < 'A' < 'B' < 'a' in bytes
+      );
+    });
+
+    describe('paged', () => {
+      let tenant: { workspace: Workspace; key: string };
+      let everything: string[];
+
+      beforeAll(async () => {
+        tenant = await createTenant(t.prisma);
+        await seed(tenant.workspace, [
+          ['m', 40],
+          ['B', 70],
+          ['a', 70],
+          ['Z', 70],
+          ['k', 40],
+          ['D', 95],
+          ['c', 40],
+          ['A', 40],
+          ['e', 5],
+        ]);
+        const response = await list(tenant.key, '?limit=200');
+        everything = (response.body.data as { id: string }[]).map(({ id }) => id);
+      });
+
+      it('reads the whole ordered list in one page of 200', () => {
+        expect(
+          suffixes(
+            tenant.workspace,
+            everything.map((id) => ({ id })),
+          ),
+        ).toStrictEqual(['D', 'B', 'Z', 'a', 'A', 'c', 'k', 'm', 'e']);
+      });
+
+      it.each([1, 2, 3, 4, 8, 9, 10])(
+        'with limit=%i concatenates to the whole list, each company exactly once',
+        async (pageSize) => {
+          const ids = await pageThrough(t.app, '/v1/companies', tenant.key, pageSize);
+
+          expect(ids).toStrictEqual(everything);
+        },
+      );
+    });
+
+    it('applies limit 50 and offset 0 by default, and echoes them as numbers', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      const rows = Array.from({ length: 51 }, (_, i): [string, number] => [
+        String(i).padStart(2, '0'),
+        50,
+      ]);
+      await seed(workspace, rows);
+
+      const response = await list(key);
+
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ total: 51, limit: 50, offset: 0 });
+      expect(suffixes(workspace, response.body.data)).toStrictEqual(
+        rows.slice(0, 50).map(([suffix]) => suffix),
+      );
+    });
+
+    it.each([
+      ['?limit=1', { limit: 1, offset: 0 }, ['a']],
+      ['?limit=200', { limit: 200, offset: 0 }, ['a', 'b', 'c']],
+      ['?offset=0', { limit: 50, offset: 0 }, ['a', 'b', 'c']],
+      ['?limit=2&offset=1', { limit: 2, offset: 1 }, ['b', 'c']],
+      ['?offset=3', { limit: 50, offset: 3 }, []],
+      ['?offset=1000&limit=10', { limit: 10, offset: 1000 }, []],
+    ])('accepts %s: 200, the applied values and the true total', async (query, applied, page) => {
+      const { workspace, key } = await createTenant(t.prisma);
+      await seed(workspace, [
+        ['c', 10],
+        ['a', 30],
+        ['b', 20],
+      ]);
+
+      const response = await list(key, query);
+
+      expect(response.status).toBe(200);
+      expect(response.body).toStrictEqual({ total: 3, ...applied, data: expect.any(Array) });
+      expect(suffixes(workspace, response.body.data)).toStrictEqual(page);
+    });
+
+    it.each([
+      ['?limit=0', 'limit'],
+      ['?limit=201', 'limit'],
+      ['?offset=-1', 'offset'],
+    ])('refuses %s with a 400 naming %s', async (query, parameter) => {
+      const { key } = await createTenant(t.prisma);
+
+      const response = await list(key, query);
+
+      expect(response.status).toBe(400);
+      expect(response.body.message).toStrictEqual([expect.stringMatching(`^${parameter}\\b`)]);
+    });
+  });
+
+  describe('since, on lastSeen', () => {
+    let tenant: { workspace: Workspace; key: string };
+
+    beforeAll(async () => {
+      tenant = await createTenant(t.prisma);
+      const rows = [
+        ['dayBefore', 10, '2026-02-19T23:59:59.999Z'],
+        ['after', 20, '2026-02-20T17:30:00.001Z'],
+        ['dayStart', 30, '2026-02-20T00:00:00.000Z'],
+        ['at', 40, '2026-02-20T17:30:00.000Z'],
+        ['before', 50, '2026-02-20T17:29:59.999Z'],
+      ] as const;
+      for (const [suffix, intentScore, lastSeen] of rows) {
+        await createCompany(t.prisma, tenant.workspace.id, {
+          id: `${tenant.workspace.id}-${suffix}`,
+          intentScore,
+          lastSeen: new Date(lastSeen),
+        });
+      }
+    });
+
+    it.each([
+      ['absent', '', ['before', 'at', 'dayStart', 'after', 'dayBefore']],
+      ['exactly at an item (inclusive)', '2026-02-20T17:30:00.000Z', ['at', 'after']],
+      ['one ms before an item', '2026-02-20T17:29:59.999Z', ['before', 'at', 'after']],
+      ['without milliseconds', '2026-02-20T17:30:00Z', ['at', 'after']],
+      ['without an offset: read as UTC', '2026-02-20T17:30:00', ['at', 'after']],
+      ['with ms and no offset: read as UTC', '2026-02-20T17:30:00.000', ['at', 'after']],
+      ['with offset +02:00 (sent as %2B)', '2026-02-20T19:30:00.000%2B02:00', ['at', 'after']],
+      // Form encoding turns an unencoded `+` into a space: the service reads it back as `+`.
+      ['with offset +02:00 sent unencoded', '2026-02-20T19:30:00.000+02:00', ['at', 'after']],
+      ['with offset +0200 sent unencoded', '2026-02-20T19:30:00+0200', ['at', 'after']],
+      ['with offset -05:00', '2026-02-20T12:30:00-05:00', ['at', 'after']],
+      ['one ms after an item (exclusive)', '2026-02-20T17:30:00.001Z', ['after']],
+      ['a date: midnight UTC', '2026-02-20', ['before', 'at', 'dayStart', 'after']],
+      ['after every item', '2026-02-21', []],
+      ['in year 10000 once in UTC', '9999-12-31T23:59:59-01:00', []],
+      ['in year 0001', '0001-01-01', ['before', 'at', 'dayStart', 'after', 'dayBefore']],
+      // ISO 8601 dates all the same, before the first year PostgreSQL stores (1 AD).
+      ['in year 0000', '0000-01-01', ['before', 'at', 'dayStart', 'after', 'dayBefore']],
+      [
+        'in year 0000 once in UTC',
+        '0001-01-01T00:00:00%2B01:00',
+        ['before', 'at', 'dayStart', 'after', 'dayBefore'],
+      ],
+    ])('since %s', async (_case, since, expected) => {
+      const response = await list(tenant.key, since ? `?since=${since}` : '');
+
+      expect(response.status).toBe(200);
+      expect(response.body.total).toBe(expected.length);
+      expect(suffixes(tenant.workspace, response.body.data)).toStrictEqual(expected);
+    });
+
+    it('counts in total every match across pages, not the page', async () => {
+      const response = await list(tenant.key, '?since=2026-02-20&limit=1&offset=1');
+
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ total: 4, limit: 1, offset: 1 });
+      expect(suffixes(tenant.workspace, response.body.data)).toStrictEqual(['at']);
+    });
+
+    it('gives 200, no data and the true total for an offset past the end of the matches', async () => {
+      const response = await list(tenant.key, '?since=2026-02-20T17:30:00Z&offset=2');
+
+      expect(response.status).toBe(200);
+      expect(response.body).toStrictEqual({ total: 2, limit: 50, offset: 2, data: [] });
+    });
+  });
+});

@@ -1,0 +1,352 @@
+import type { Workspace } from '../src/generated/prisma/client';
+import { createTestApp, type TestApp } from './support/app';
+import { createCompany, createLead, createWorkspace } from './support/factories';
+import { createTenant, getWithKey, pageThrough } from './support/http';
+
+// GET /v1/leads: the lead fields and the list contract (order, paging, `since` on createdAt,
+// envelope), the same as companies per decisions.md. Parameter validation in detail:
+// query-validation.e2e-spec.ts.
+describe('GET /v1/leads', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const list = (key: string, query = '') => getWithKey(t.app, `/v1/leads${query}`, key);
+
+  /** Leads of one company of the workspace, ids `<workspace id>-<suffix>`, in the given order. */
+  async function seed(
+    workspace: Workspace,
+    rows: [suffix: string, intentScore: number, createdAt?: string][],
+  ) {
+    const company = await createCompany(t.prisma, workspace.id);
+    for (const [suffix, intentScore, createdAt] of rows) {
+      await createLead(t.prisma, company, {
+        id: `${workspace.id}-${suffix}`,
+        intentScore,
+        ...(createdAt && { createdAt: new Date(createdAt) }),
+      });
+    }
+  }
+
+  const suffixes = (workspace: Workspace, data: { id: string }[]) =>
+    data.map(({ id }) => id.slice(workspace.id.length + 1));
+
+  describe('a lead', () => {
+    it('has every field of the contract, with its type, and nothing else', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      const company = await createCompany(t.prisma, workspace.id, { name: 'Initech' });
+      const lead = await createLead(t.prisma, company, {
+        contactName: 'Peter Gibbons',
+        contactTitle: 'Software Engineer',
+        contactEmail: 'peter@initech.example',
+        intentScore: 82.5,
+        intentLevel: 'warm',
+        signal: 'Read three case studies',
+        recommendedAction: 'Send the ROI calculator',
+        status: 'qualified',
+        assignedToId: 'usr_42',
+        createdAt: new Date('2026-02-14T06:07:08.009Z'),
+      });
+
+      const response = await list(key);
+
+      expect(response.status).toBe(200);
+      expect(response.body).toStrictEqual({
+        total: 1,
+        limit: 50,
+        offset: 0,
+        data: [
+          {
+            id: lead.id,
+            companyId: company.id,
+            companyName: 'Initech',
+            contactName: 'Peter Gibbons',
+            contactTitle: 'Software Engineer',
+            intentScore: 82.5,
+            intentLevel: 'warm',
+            signal: 'Read three case studies',
+            recommendedAction: 'Send the ROI calculator',
+            status: 'qualified',
+            createdAt: '2026-02-14T06:07:08.009Z',
+            contactEmail: 'peter@initech.example',
+            assignedToId: 'usr_42',
+          },
+        ],
+      });
+    });
+
+    it('has contactEmail and assignedToId present as null when unknown, never omitted', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      const company = await createCompany(t.prisma, workspace.id);
+      await createLead(t.prisma, company, { contactEmail: null, assignedToId: null });
+
+      const response = await list(key);
+
+      expect(response.status).toBe(200);
+      expect(response.body.data[0]).toHaveProperty('contactEmail', null);
+      expect(response.body.data[0]).toHaveProperty('assignedToId', null);
+    });
+
+    it('has a score that is a number, including the bounds 0 and 100', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      await seed(workspace, [
+        ['top', 100],
+        ['bottom', 0],
+      ]);
+
+      const response = await list(key);
+
+      expect(
+        response.body.data.map(({ intentScore }: { intentScore: unknown }) => intentScore),
+      ).toStrictEqual([100, 0]);
+    });
+
+    it('has createdAt in UTC ISO 8601 with milliseconds, whatever instant is stored', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      const company = await createCompany(t.prisma, workspace.id);
+      await createLead(t.prisma, company, { createdAt: new Date('2026-03-01T00:15:00+02:00') });
+
+      const response = await list(key);
+
+      expect(response.body.data[0].createdAt).toBe('2026-02-28T22:15:00.000Z');
+    });
+
+    it('has companyName equal to the name of its own company', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      const hooli = await createCompany(t.prisma, workspace.id, { name: 'Hooli' });
+      const piedPiper = await createCompany(t.prisma, workspace.id, { name: 'Pied Piper' });
+      await createLead(t.prisma, hooli, { intentScore: 90 });
+      await createLead(t.prisma, piedPiper, { intentScore: 80 });
+      await createLead(t.prisma, hooli, { intentScore: 70 });
+
+      const response = await list(key);
+
+      const pairs = (response.body.data as { companyId: string; companyName: string }[]).map(
+        ({ companyId, companyName }) => [companyId, companyName],
+      );
+      expect(pairs).toStrictEqual([
+        [hooli.id, 'Hooli'],
+        [piedPiper.id, 'Pied Piper'],
+        [hooli.id, 'Hooli'],
+      ]);
+    });
+
+    it.each(['new', 'contacted', 'qualified', 'converted', 'dismissed'] as const)(
+      'round-trips status %s',
+      async (status) => {
+        const { workspace, key } = await createTenant(t.prisma);
+        const company = await createCompany(t.prisma, workspace.id);
+        await createLead(t.prisma, company, { status });
+
+        const response = await list(key);
+
+        expect(response.body.data[0].status).toBe(status);
+      },
+    );
+
+    it.each(['hot', 'warm', 'cold'] as const)('round-trips intentLevel %s', async (intentLevel) => {
+      const { workspace, key } = await createTenant(t.prisma);
+      const company = await createCompany(t.prisma, workspace.id);
+      await createLead(t.prisma, company, { intentLevel });
+
+      const response = await list(key);
+
+      expect(response.body.data[0].intentLevel).toBe(intentLevel);
+    });
+  });
+
+  describe('the list', () => {
+    it('holds only the leads of the key’s workspace', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      const other = await createWorkspace(t.prisma);
+      const own = await createLead(t.prisma, await createCompany(t.prisma, workspace.id), {
+        intentScore: 10,
+      });
+      await createLead(t.prisma, await createCompany(t.prisma, other.id), { intentScore: 99 });
+
+      const response = await list(key);
+
+      expect(response.body.total).toBe(1);
+      expect(response.body.data.map(({ id }: { id: string }) => id)).toStrictEqual([own.id]);
+    });
+
+    it('is ordered by intentScore descending, ties by id compared byte by byte', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      await seed(workspace, [
+        ['a', 90],
+        ['c', 50],
+        ['B', 90],
+        ['9', 90],
+        ['C', 10],
+        ['A', 90],
+        ['b', 50],
+        ['10', 90],
+        ['x', 90.5],
+      ]);
+
+      const response = await list(key);
+
+      expect(response.status).toBe(200);
+      expect(suffixes(workspace, response.body.data)).toStrictEqual(
+        ['x', '10', '9', 'A', 'B', 'a', 'b', 'c', 'C'], // '10' < '9' < 'A' < 'B' < 'a' in bytes
+      );
+    });
+
+    describe('paged', () => {
+      let tenant: { workspace: Workspace; key: string };
+      let everything: string[];
+
+      beforeAll(async () => {
+        tenant = await createTenant(t.prisma);
+        await seed(tenant.workspace, [
+          ['m', 40],
+          ['B', 70],
+          ['a', 70],
+          ['Z', 70],
+          ['k', 40],
+          ['D', 95],
+          ['c', 40],
+          ['A', 40],
+          ['e', 5],
+        ]);
+        const response = await list(tenant.key, '?limit=200');
+        everything = (response.body.data as { id: string }[]).map(({ id }) => id);
+      });
+
+      it('reads the whole ordered list in one page of 200', () => {
+        expect(
+          suffixes(
+            tenant.workspace,
+            everything.map((id) => ({ id })),
+          ),
+        ).toStrictEqual(['D', 'B', 'Z', 'a', 'A', 'c', 'k', 'm', 'e']);
+      });
+
+      it.each([1, 2, 3, 4, 8, 9, 10])(
+        'with limit=%i concatenates to the whole list, each lead exactly once',
+        async (pageSize) => {
+          const ids = await pageThrough(t.app, '/v1/leads', tenant.key, pageSize);
+
+          expect(ids).toStrictEqual(everything);
+        },
+      );
+    });
+
+    it('applies limit 50 and offset 0 by default, and echoes them as numbers', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      const rows = Array.from({ length: 51 }, (_, i): [string, number] => [
+        String(i).padStart(2, '0'),
+        50,
+      ]);
+      await seed(workspace, rows);
+
+      const response = await list(key);
+
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ total: 51, limit: 50, offset: 0 });
+      expect(suffixes(workspace, response.body.data)).toStrictEqual(
+        rows.slice(0, 50).map(([suffix]) => suffix),
+      );
+    });
+
+    it.each([
+      ['?limit=1', { limit: 1, offset: 0 }, ['a']],
+      ['?limit=200', { limit: 200, offset: 0 }, ['a', 'b', 'c']],
+      ['?offset=0', { limit: 50, offset: 0 }, ['a', 'b', 'c']],
+      ['?limit=2&offset=1', { limit: 2, offset: 1 }, ['b', 'c']],
+      ['?offset=3', { limit: 50, offset: 3 }, []],
+      ['?offset=1000&limit=10', { limit: 10, offset: 1000 }, []],
+    ])('accepts %s: 200, the applied values and the true total', async (query, applied, page) => {
+      const { workspace, key } = await createTenant(t.prisma);
+      await seed(workspace, [
+        ['c', 10],
+        ['a', 30],
+        ['b', 20],
+      ]);
+
+      const response = await list(key, query);
+
+      expect(response.status).toBe(200);
+      expect(response.body).toStrictEqual({ total: 3, ...applied, data: expect.any(Array) });
+      expect(suffixes(workspace, response.body.data)).toStrictEqual(page);
+    });
+
+    it.each([
+      ['?limit=0', 'limit'],
+      ['?limit=201', 'limit'],
+      ['?offset=-1', 'offset'],
+    ])('refuses %s with a 400 naming %s', async (query, parameter) => {
+      const { key } = await createTenant(t.prisma);
+
+      const response = await list(key, query);
+
+      expect(response.status).toBe(400);
+      expect(response.body.message).toStrictEqual([expect.stringMatching(`^${parameter}\\b`)]);
+    });
+  });
+
+  describe('since, on createdAt', () => {
+    let tenant: { workspace: Workspace; key: string };
+
+    beforeAll(async () => {
+      tenant = await createTenant(t.prisma);
+      await seed(tenant.workspace, [
+        ['dayBefore', 10, '2026-02-19T23:59:59.999Z'],
+        ['after', 20, '2026-02-20T17:30:00.001Z'],
+        ['dayStart', 30, '2026-02-20T00:00:00.000Z'],
+        ['at', 40, '2026-02-20T17:30:00.000Z'],
+        ['before', 50, '2026-02-20T17:29:59.999Z'],
+      ]);
+    });
+
+    it.each([
+      ['absent', '', ['before', 'at', 'dayStart', 'after', 'dayBefore']],
+      ['exactly at an item (inclusive)', '2026-02-20T17:30:00.000Z', ['at', 'after']],
+      ['one ms before an item', '2026-02-20T17:29:59.999Z', ['before', 'at', 'after']],
+      ['without milliseconds', '2026-02-20T17:30:00Z', ['at', 'after']],
+      ['without an offset: read as UTC', '2026-02-20T17:30:00', ['at', 'after']],
+      ['with ms and no offset: read as UTC', '2026-02-20T17:30:00.000', ['at', 'after']],
+      ['with offset +02:00 (sent as %2B)', '2026-02-20T19:30:00.000%2B02:00', ['at', 'after']],
+      ['with offset -05:00', '2026-02-20T12:30:00-05:00', ['at', 'after']],
+      ['one ms after an item (exclusive)', '2026-02-20T17:30:00.001Z', ['after']],
+      ['a date: midnight UTC', '2026-02-20', ['before', 'at', 'dayStart', 'after']],
+      ['after every item', '2026-02-21', []],
+      ['in year 10000 once in UTC', '9999-12-31T23:59:59-01:00', []],
+      ['in year 0001', '0001-01-01', ['before', 'at', 'dayStart', 'after', 'dayBefore']],
+      // ISO 8601 dates all the same, before the first year PostgreSQL stores (1 AD).
+      ['in year 0000', '0000-01-01', ['before', 'at', 'dayStart', 'after', 'dayBefore']],
+      [
+        'in year 0000 once in UTC',
+        '0001-01-01T00:00:00%2B01:00',
+        ['before', 'at', 'dayStart', 'after', 'dayBefore'],
+      ],
+    ])('since %s', async (_case, since, expected) => {
+      const response = await list(tenant.key, since ? `?since=${since}` : '');
+
+      expect(response.status).toBe(200);
+      expect(response.body.total).toBe(expected.length);
+      expect(suffixes(tenant.workspace, response.body.data)).toStrictEqual(expected);
+    });
+
+    it('counts in total every match across pages, not the page', async () => {
+      const response = await list(tenant.key, '?since=2026-02-20&limit=1&offset=1');
+
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ total: 4, limit: 1, offset: 1 });
+      expect(suffixes(tenant.workspace, response.body.data)).toStrictEqual(['at']);
+    });
+
+    it('gives 200, no data and the true total for an offset past the end of the matches', async () => {
+      const response = await list(tenant.key, '?since=2026-02-20T17:30:00Z&offset=2');
+
+      expect(response.status).toBe(200);
+      expect(response.body).toStrictEqual({ total: 2, limit: 50, offset: 2, data: [] });
+    });
+  });
+});
