@@ -12,6 +12,9 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
       // than requests that hang.
       connectionTimeoutMillis: 5_000,
       statement_timeout: 5_000,
+      // The adapter sends and reads timestamps without an offset: in a session whose zone is not
+      // UTC, every instant would be shifted by it.
+      options: '-c TimeZone=UTC',
     });
     super({ adapter });
   }

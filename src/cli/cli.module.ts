@@ -1,0 +1,51 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
+import { ClockModule } from '../common/clock';
+import { ConfigModule } from '../config/config.module';
+import { ImportModule } from '../import/import.module';
+import { PrismaModule } from '../prisma/prisma.module';
+import { WorkspacesModule } from '../workspaces/workspaces.module';
+import { AdminProgram } from './admin-program';
+import { ADMIN_IO, type AdminIo, CliOutput } from './cli-output';
+import { ImportCommand } from './import.command';
+import { KeyCommand, KeyCreateCommand, KeyListCommand, KeyRevokeCommand } from './key.commands';
+import { SeedCommand } from './seed.command';
+import {
+  WorkspaceCommand,
+  WorkspaceCreateCommand,
+  WorkspaceListCommand,
+  WorkspaceUpdateCommand,
+} from './workspace.commands';
+
+/** The admin tool: the application's own modules, and commands that call their services. */
+@Module({})
+export class CliModule {
+  static register(io: AdminIo): DynamicModule {
+    return {
+      module: CliModule,
+      imports: [
+        ConfigModule,
+        ClockModule,
+        PrismaModule,
+        AuthModule,
+        WorkspacesModule,
+        ImportModule,
+      ],
+      providers: [
+        { provide: ADMIN_IO, useValue: io },
+        CliOutput,
+        AdminProgram,
+        WorkspaceCommand,
+        WorkspaceCreateCommand,
+        WorkspaceUpdateCommand,
+        WorkspaceListCommand,
+        KeyCommand,
+        KeyCreateCommand,
+        KeyListCommand,
+        KeyRevokeCommand,
+        ImportCommand,
+        SeedCommand,
+      ],
+    };
+  }
+}

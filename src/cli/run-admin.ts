@@ -1,0 +1,56 @@
+import { HttpException, type INestApplicationContext } from '@nestjs/common';
+import { CommandFactory } from 'nest-commander';
+import { isDatabaseUnavailable } from '../common/database-errors';
+import { AdminProgram } from './admin-program';
+import { type AdminIo, UsageError } from './cli-output';
+import { CliModule } from './cli.module';
+
+const processIo: AdminIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+};
+
+/**
+ * Runs one admin command (`argv` without node and the script, e.g. `['workspace', 'list']`) and
+ * resolves to its exit status. The command's result goes to `io.stdout`, any error to `io.stderr`
+ * as one line; nothing else is printed (Nest's own logger is off).
+ */
+export async function runAdmin(argv: string[], io: AdminIo = processIo): Promise<number> {
+  let app: INestApplicationContext | undefined;
+  try {
+    // abortOnError: false, so that a bad configuration is an error here rather than an abort.
+    app = await CommandFactory.createWithoutRunning(CliModule.register(io), {
+      logger: false,
+      abortOnError: false,
+    });
+    await app.get(AdminProgram).run(argv);
+    return 0;
+  } catch (error) {
+    // commander has already printed its own errors (and the help) on io.stderr.
+    if (isCommanderExit(error)) return error.exitCode;
+    io.stderr(`error: ${describeError(error)}\n`);
+    return 1;
+  } finally {
+    // Closing disconnects Prisma; a failure there says nothing about the command's outcome.
+    await app?.close().catch(() => undefined);
+  }
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof UsageError || error instanceof HttpException) return error.message;
+  const message = error instanceof Error ? error.message : String(error);
+  // Prisma's messages can span lines (query, arrows); the last non-empty line says what happened.
+  const line =
+    message
+      .split('\n')
+      .filter((part) => part.trim() !== '')
+      .pop() ?? message;
+  if (isDatabaseUnavailable(error))
+    return `the database of DATABASE_URL is unreachable: ${line.trim()}`;
+  return line.trim();
+}
+
+function isCommanderExit(error: unknown): error is Error & { exitCode: number } {
+  const { code, exitCode } = (error ?? {}) as { code?: unknown; exitCode?: unknown };
+  return typeof code === 'string' && code.startsWith('commander.') && typeof exitCode === 'number';
+}

@@ -1,0 +1,42 @@
+import { Injectable } from '@nestjs/common';
+import { ApiKeysService } from '../auth/api-keys.service';
+import { Clock } from '../common/clock';
+import { type WorkspaceView, WorkspacesService } from '../workspaces/workspaces.service';
+import { buildDemoData } from './demo-data';
+import { type ImportCounts, ImportService } from './import.service';
+
+export const DEMO_WORKSPACE: WorkspaceView = {
+  id: 'demo',
+  name: 'Demo workspace',
+  plan: 'growth',
+  suspended: false,
+};
+export const DEMO_KEY_NAME = 'Demo key';
+
+export interface DemoSeed {
+  workspace: WorkspaceView;
+  /** The full value of the new key, shown once. */
+  key: string;
+  counts: ImportCounts;
+}
+
+/**
+ * `seed --demo`: the demo workspace, its data through the same import as any file, and a new key.
+ * Re-running refreshes the same workspace and records (same ids) and adds one more key.
+ */
+@Injectable()
+export class DemoSeedService {
+  constructor(
+    private readonly workspaces: WorkspacesService,
+    private readonly importer: ImportService,
+    private readonly keys: ApiKeysService,
+    private readonly clock: Clock,
+  ) {}
+
+  async seed(): Promise<DemoSeed> {
+    const workspace = await this.workspaces.createOrReset(DEMO_WORKSPACE);
+    const counts = await this.importer.import(workspace.id, buildDemoData(this.clock.now()));
+    const { key } = await this.keys.create(workspace.id, DEMO_KEY_NAME);
+    return { workspace, key, counts };
+  }
+}

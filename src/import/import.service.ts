@@ -1,0 +1,271 @@
+import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
+import { Prisma } from '../generated/prisma/client';
+import { PrismaService } from '../prisma/prisma.service';
+import {
+  type CheckedFile,
+  checkImportFile,
+  type CompanyRecord,
+  describeProblems,
+  type LeadRecord,
+} from './import-file';
+
+export interface ImportCounts {
+  companies: number;
+  contacts: number;
+  leads: number;
+}
+
+/** Refused input: nothing was written; `problems` has one line per bad record. */
+export class ImportRefusedException extends BadRequestException {
+  constructor(readonly problems: string[]) {
+    const records = problems.length === 1 ? '1 record is' : `${problems.length} records are`;
+    super([`import refused, nothing was written: ${records} invalid`, ...problems].join('\n  '));
+  }
+}
+
+type Transaction = Prisma.TransactionClient;
+
+// Rows per INSERT: each statement sends one array per column (`unnest`), so a batch is a handful
+// of parameters whatever its size; the batch size only bounds the statement's duration and memory.
+const BATCH_SIZE = 5_000;
+// One transaction for the whole file. Prisma's default (5 s) is too short for the largest files, and
+// so is the pool's statement_timeout (5 s, for the API's requests): raised for this transaction.
+const TRANSACTION_TIMEOUT_MS = 5 * 60_000;
+
+/**
+ * Loads companies (with their contacts) and leads into a workspace, in the API's own shapes:
+ * upserted by id, all or nothing.
+ */
+@Injectable()
+export class ImportService {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async import(workspaceId: string, input: unknown): Promise<ImportCounts> {
+    const file = checkImportFile(input);
+    return this.prisma.$transaction(
+      async (tx) => {
+        const workspace = await tx.workspace.findUnique({
+          where: { id: workspaceId },
+          select: { id: true },
+        });
+        if (!workspace) throw new NotFoundException(`workspace ${workspaceId} does not exist`);
+        await checkAgainstDatabase(tx, workspaceId, file);
+        const problems = describeProblems(file);
+        if (problems.length > 0) throw new ImportRefusedException(problems);
+
+        const companies = file.companies.map((entry) => entry.value as CompanyRecord);
+        const leads = file.leads.map((entry) => entry.value as LeadRecord);
+        await tx.$executeRaw`SET LOCAL statement_timeout = '2min'`;
+        for (const batch of batches(companies)) await upsertCompanies(tx, workspaceId, batch);
+        const contacts = await replaceContacts(tx, workspaceId, companies);
+        for (const batch of batches(leads)) await upsertLeads(tx, workspaceId, batch);
+        return { companies: companies.length, contacts, leads: leads.length };
+      },
+      { timeout: TRANSACTION_TIMEOUT_MS, maxWait: 10_000 },
+    );
+  }
+}
+
+/**
+ * What only the database knows, added to the entries' problems: ids owned by another workspace,
+ * and leads whose company is neither in the file nor stored in the workspace, or misnamed.
+ */
+async function checkAgainstDatabase(
+  tx: Transaction,
+  workspaceId: string,
+  file: CheckedFile,
+): Promise<void> {
+  const contacts = file.companies.flatMap((company) => company.contacts);
+  for (const [table, entries] of [
+    ['companies', file.companies],
+    ['contacts', contacts],
+    ['leads', file.leads],
+  ] as const) {
+    const ids = entries.flatMap((entry) => (entry.id === null ? [] : [entry.id]));
+    if (ids.length === 0) continue;
+    const taken = await tx.$queryRaw<{ id: string }[]>`
+      SELECT id FROM ${Prisma.raw(`"${table}"`)}
+      WHERE id = ANY(${ids}::text[]) AND workspace_id <> ${workspaceId}`;
+    const takenIds = new Set(taken.map((row) => row.id));
+    for (const entry of entries) {
+      if (entry.id !== null && takenIds.has(entry.id)) {
+        entry.problems.push(`id ${entry.id} belongs to another workspace`);
+        entry.value = null;
+      }
+    }
+  }
+
+  const namesInFile = new Map<string, string | null>();
+  for (const company of file.companies) {
+    if (company.id !== null && !namesInFile.has(company.id)) {
+      namesInFile.set(company.id, company.name);
+    }
+  }
+  const storedIds = [
+    ...new Set(
+      file.leads.flatMap((lead) =>
+        lead.companyId === null || namesInFile.has(lead.companyId) ? [] : [lead.companyId],
+      ),
+    ),
+  ];
+  const stored =
+    storedIds.length === 0
+      ? []
+      : await tx.$queryRaw<{ id: string; name: string }[]>`
+          SELECT id, name FROM companies
+          WHERE workspace_id = ${workspaceId} AND id = ANY(${storedIds}::text[])`;
+  const storedNames = new Map(stored.map((row) => [row.id, row.name]));
+
+  for (const lead of file.leads) {
+    if (lead.companyId === null) continue;
+    const name = namesInFile.has(lead.companyId)
+      ? namesInFile.get(lead.companyId)
+      : storedNames.get(lead.companyId);
+    let problem: string | null = null;
+    if (name === undefined) {
+      problem = `companyId ${lead.companyId} is not a company of workspace ${workspaceId}`;
+    } else if (name !== null && lead.companyName !== null && lead.companyName !== name) {
+      problem = `companyName must be ${JSON.stringify(name)}, the name of company ${lead.companyId}`;
+    }
+    if (problem) {
+      lead.problems.push(problem);
+      lead.value = null;
+    }
+  }
+}
+
+/*
+ * The writes: one INSERT ... SELECT FROM unnest(...) per batch, arrays bound as parameters.
+ * Dates are bound as Date objects, not as ISO strings: the driver adapter then converts them
+ * exactly as it does every other date Prisma writes and reads, so that they come back unchanged.
+ * `ON CONFLICT ... WHERE` never takes over a row of another workspace: such an id was refused
+ * above, and if one appeared since, the row count below no longer matches and everything rolls back.
+ */
+async function upsertCompanies(
+  tx: Transaction,
+  workspaceId: string,
+  companies: CompanyRecord[],
+): Promise<void> {
+  const column = <K extends keyof CompanyRecord>(key: K) => companies.map((c) => c[key]);
+  const written = await tx.$executeRaw`
+    INSERT INTO companies (
+      id, workspace_id, name, domain, industry, size, country, city, revenue, siren,
+      intent_score, intent_level, icp_score, commercial_score, crm_status, visits_count,
+      first_seen, last_seen
+    )
+    SELECT
+      id, ${workspaceId}, name, domain, industry, size, country, city, revenue, siren,
+      intent_score, intent_level::"IntentLevel", icp_score, commercial_score,
+      crm_status::"CrmStatus", visits_count, first_seen, last_seen
+    FROM unnest(
+      ${column('id')}::text[], ${column('name')}::text[], ${column('domain')}::text[],
+      ${column('industry')}::text[], ${column('size')}::text[], ${column('country')}::text[],
+      ${column('city')}::text[], ${column('revenue')}::text[], ${column('siren')}::text[],
+      ${column('intentScore')}::float8[], ${column('intentLevel')}::text[],
+      ${column('icpScore')}::float8[], ${column('commercialScore')}::float8[],
+      ${column('crmStatus')}::text[], ${column('visitsCount')}::int4[],
+      ${column('firstSeen')}::timestamptz[],
+      ${column('lastSeen')}::timestamptz[]
+    ) AS row (
+      id, name, domain, industry, size, country, city, revenue, siren, intent_score,
+      intent_level, icp_score, commercial_score, crm_status, visits_count, first_seen, last_seen
+    )
+    ON CONFLICT (id) DO UPDATE SET
+      name = EXCLUDED.name, domain = EXCLUDED.domain, industry = EXCLUDED.industry,
+      size = EXCLUDED.size, country = EXCLUDED.country, city = EXCLUDED.city,
+      revenue = EXCLUDED.revenue, siren = EXCLUDED.siren, intent_score = EXCLUDED.intent_score,
+      intent_level = EXCLUDED.intent_level, icp_score = EXCLUDED.icp_score,
+      commercial_score = EXCLUDED.commercial_score, crm_status = EXCLUDED.crm_status,
+      visits_count = EXCLUDED.visits_count, first_seen = EXCLUDED.first_seen,
+      last_seen = EXCLUDED.last_seen
+    WHERE companies.workspace_id = EXCLUDED.workspace_id`;
+  assertAllWritten('companies', written, companies.length);
+}
+
+/**
+ * A company's contacts become exactly the file's: the old ones of the imported companies go, and
+ * so do rows with the ids of the file's contacts (a contact may move to another company).
+ */
+async function replaceContacts(
+  tx: Transaction,
+  workspaceId: string,
+  companies: CompanyRecord[],
+): Promise<number> {
+  const contacts = companies.flatMap((company) =>
+    company.contacts.map((contact) => ({ ...contact, companyId: company.id })),
+  );
+  await tx.$executeRaw`
+    DELETE FROM contacts
+    WHERE workspace_id = ${workspaceId}
+      AND (company_id = ANY(${companies.map((c) => c.id)}::text[])
+        OR id = ANY(${contacts.map((c) => c.id)}::text[]))`;
+  for (const batch of batches(contacts)) {
+    const column = <K extends keyof (typeof batch)[number]>(key: K) => batch.map((c) => c[key]);
+    const written = await tx.$executeRaw`
+      INSERT INTO contacts (
+        id, workspace_id, company_id, name, job_title, email, phone, linkedin, seniority
+      )
+      SELECT id, ${workspaceId}, company_id, name, job_title, email, phone, linkedin,
+        seniority::"Seniority"
+      FROM unnest(
+        ${column('id')}::text[], ${column('companyId')}::text[], ${column('name')}::text[],
+        ${column('jobTitle')}::text[], ${column('email')}::text[], ${column('phone')}::text[],
+        ${column('linkedin')}::text[], ${column('seniority')}::text[]
+      ) AS row (id, company_id, name, job_title, email, phone, linkedin, seniority)`;
+    assertAllWritten('contacts', written, batch.length);
+  }
+  return contacts.length;
+}
+
+async function upsertLeads(
+  tx: Transaction,
+  workspaceId: string,
+  leads: LeadRecord[],
+): Promise<void> {
+  const column = <K extends keyof LeadRecord>(key: K) => leads.map((lead) => lead[key]);
+  const written = await tx.$executeRaw`
+    INSERT INTO leads (
+      id, workspace_id, company_id, contact_name, contact_title, contact_email, intent_score,
+      intent_level, signal, recommended_action, status, assigned_to_id, created_at
+    )
+    SELECT
+      id, ${workspaceId}, company_id, contact_name, contact_title, contact_email, intent_score,
+      intent_level::"IntentLevel", signal, recommended_action, status::"LeadStatus",
+      assigned_to_id, created_at
+    FROM unnest(
+      ${column('id')}::text[], ${column('companyId')}::text[], ${column('contactName')}::text[],
+      ${column('contactTitle')}::text[], ${column('contactEmail')}::text[],
+      ${column('intentScore')}::float8[], ${column('intentLevel')}::text[],
+      ${column('signal')}::text[], ${column('recommendedAction')}::text[],
+      ${column('status')}::text[], ${column('assignedToId')}::text[],
+      ${column('createdAt')}::timestamptz[]
+    ) AS row (
+      id, company_id, contact_name, contact_title, contact_email, intent_score, intent_level,
+      signal, recommended_action, status, assigned_to_id, created_at
+    )
+    ON CONFLICT (id) DO UPDATE SET
+      company_id = EXCLUDED.company_id, contact_name = EXCLUDED.contact_name,
+      contact_title = EXCLUDED.contact_title, contact_email = EXCLUDED.contact_email,
+      intent_score = EXCLUDED.intent_score, intent_level = EXCLUDED.intent_level,
+      signal = EXCLUDED.signal, recommended_action = EXCLUDED.recommended_action,
+      status = EXCLUDED.status, assigned_to_id = EXCLUDED.assigned_to_id,
+      created_at = EXCLUDED.created_at
+    WHERE leads.workspace_id = EXCLUDED.workspace_id`;
+  assertAllWritten('leads', written, leads.length);
+}
+
+function assertAllWritten(table: string, written: number, expected: number): void {
+  if (written !== expected) {
+    throw new BadRequestException(
+      `import refused, nothing was written: ${expected - written} ${table} ids were taken by another workspace during the import`,
+    );
+  }
+}
+
+function batches<T>(rows: T[]): T[][] {
+  const result: T[][] = [];
+  for (let start = 0; start < rows.length; start += BATCH_SIZE) {
+    result.push(rows.slice(start, start + BATCH_SIZE));
+  }
+  return result;
+}

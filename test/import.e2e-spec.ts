@@ -1,0 +1,615 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CompanyDto, ContactDto } from '../src/companies/dto/company.dto';
+import type { LeadDto } from '../src/leads/dto/lead.dto';
+import { type AdminRun, runAdminCommand } from './support/admin';
+import { createTestApp, type TestApp } from './support/app';
+import {
+  createApiKey,
+  createCompany,
+  createContact,
+  createLead,
+  createWorkspace,
+} from './support/factories';
+import { getWithKey, pageThrough } from './support/http';
+
+// `import` and `seed --demo` of the admin tool (admin.md): what goes in comes back out of the API
+// unchanged, and a file with any bad record writes nothing.
+
+let sequence = 0;
+const next = () => String(++sequence).padStart(4, '0');
+
+/** A company of the import file, exactly the API's shape; distinct ids on every call. */
+function company(overrides: Partial<CompanyDto> = {}): CompanyDto {
+  const n = next();
+  return {
+    id: `co_${n}`,
+    name: `Company ${n}`,
+    domain: `company-${n}.example`,
+    industry: 'Software',
+    size: '51-200',
+    country: 'France',
+    city: 'Lyon',
+    revenue: '10M-50M',
+    siren: null,
+    intentScore: 50,
+    intentLevel: 'warm',
+    icpScore: 61.5,
+    commercialScore: 55,
+    crmStatus: 'new',
+    visitsCount: 3,
+    firstSeen: '2026-02-01T08:00:00.000Z',
+    lastSeen: '2026-02-20T17:30:00.123Z',
+    contacts: [],
+    ...overrides,
+  };
+}
+
+function contact(overrides: Partial<ContactDto> = {}): ContactDto {
+  const n = next();
+  return {
+    id: `ct_${n}`,
+    name: `Contact ${n}`,
+    jobTitle: 'Head of Growth',
+    email: null,
+    phone: null,
+    linkedin: null,
+    seniority: 'director',
+    ...overrides,
+  };
+}
+
+function lead(of: CompanyDto, overrides: Partial<LeadDto> = {}): LeadDto {
+  const n = next();
+  return {
+    id: `ld_${n}`,
+    companyId: of.id,
+    companyName: of.name,
+    contactName: `Contact ${n}`,
+    contactTitle: 'VP Sales',
+    intentScore: 70,
+    intentLevel: 'hot',
+    signal: 'Visited the pricing page 4 times this week',
+    recommendedAction: 'Call within 24 hours',
+    status: 'new',
+    createdAt: '2026-02-15T10:00:00.000Z',
+    contactEmail: null,
+    assignedToId: null,
+    ...overrides,
+  };
+}
+
+const SENIORITY_ORDER = ['c_level', 'vp', 'director', 'manager', 'ic'];
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The contract's order: intentScore descending, then id; contacts by seniority, name, id. */
+function asListed(companies: CompanyDto[]): CompanyDto[] {
+  return [...companies]
+    .sort((a, b) => b.intentScore - a.intentScore || compare(a.id, b.id))
+    .map((c) => ({
+      ...c,
+      contacts: [...c.contacts].sort(
+        (a, b) =>
+          SENIORITY_ORDER.indexOf(a.seniority) - SENIORITY_ORDER.indexOf(b.seniority) ||
+          compare(a.name, b.name) ||
+          compare(a.id, b.id),
+      ),
+    }));
+}
+
+function leadsAsListed(leads: LeadDto[]): LeadDto[] {
+  return [...leads].sort((a, b) => b.intentScore - a.intentScore || compare(a.id, b.id));
+}
+
+describe('admin import', () => {
+  let t: TestApp;
+  let directory: string;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    directory = await mkdtemp(join(tmpdir(), 'admin-import-'));
+  });
+
+  afterAll(async () => {
+    await rm(directory, { recursive: true, force: true });
+    await t.close();
+  });
+
+  function admin(...argv: string[]): Promise<AdminRun> {
+    return runAdminCommand({ DATABASE_URL: t.database.url }, ...argv);
+  }
+
+  async function fileWith(content: unknown): Promise<string> {
+    const path = join(directory, `import-${next()}.json`);
+    await writeFile(path, typeof content === 'string' ? content : JSON.stringify(content));
+    return path;
+  }
+
+  /** `import --json`: success, and stdout is exactly one JSON document. */
+  async function importJson(workspaceId: string, content: unknown): Promise<unknown> {
+    const run = await admin(
+      'import',
+      '--workspace',
+      workspaceId,
+      '--file',
+      await fileWith(content),
+      '--json',
+    );
+    expect(run).toMatchObject({ stderr: '', status: 0 });
+    return JSON.parse(run.stdout) as unknown;
+  }
+
+  async function importRefused(workspaceId: string, content: unknown): Promise<string[]> {
+    const run = await admin(
+      'import',
+      '--workspace',
+      workspaceId,
+      '--file',
+      await fileWith(content),
+      '--json',
+    );
+    expect(run.status).not.toBe(0);
+    expect(run.stdout).toBe('');
+    return run.stderr.trimEnd().split('\n');
+  }
+
+  async function listed(key: string) {
+    const companies = await getWithKey(t.app, '/v1/companies?limit=200', key);
+    const leads = await getWithKey(t.app, '/v1/leads?limit=200', key);
+    expect([companies.status, leads.status]).toEqual([200, 200]);
+    return { companies: companies.body, leads: leads.body };
+  }
+
+  async function rowCounts(workspaceId: string) {
+    const where = { workspaceId };
+    return {
+      companies: await t.prisma.company.count({ where }),
+      contacts: await t.prisma.contact.count({ where }),
+      leads: await t.prisma.lead.count({ where }),
+    };
+  }
+
+  describe('round trip', () => {
+    it('returns through the API exactly the objects imported, in the contract’s order', async () => {
+      const workspace = await createWorkspace(t.prisma);
+      const { key } = await createApiKey(t.prisma, workspace.id);
+      const tiedFirst = company({ id: 'co_rt_b', intentScore: 88.5, siren: '732829320' });
+      tiedFirst.contacts = [
+        contact({ name: 'Zoe Adams', seniority: 'ic', email: 'zoe@example.com' }),
+        contact({
+          name: 'Yann Brun',
+          seniority: 'c_level',
+          linkedin: 'https://www.linkedin.com/in/yb',
+        }),
+        contact({ name: 'Anna Brun', seniority: 'c_level', phone: '+33 6 12 34 56 78' }),
+        contact({ id: 'ct_rt_2', name: 'Sam Lee', seniority: 'manager' }),
+        contact({ id: 'ct_rt_10', name: 'Sam Lee', seniority: 'manager' }),
+        contact({ name: 'Vic Hale', seniority: 'vp' }),
+      ];
+      const tiedSecond = company({ id: 'co_rt_a', intentScore: 88.5, crmStatus: 'in_crm' });
+      const cold = company({
+        intentScore: 12.25,
+        intentLevel: 'cold',
+        icpScore: 0,
+        commercialScore: 100,
+        visitsCount: 0,
+        crmStatus: 'lost',
+        firstSeen: '2026-01-31T23:59:59.999Z',
+        lastSeen: '2026-01-31T23:59:59.999Z',
+        contacts: [
+          contact({
+            email: 'a@b.example',
+            phone: '+1 202 555 0100',
+            linkedin: 'https://x.example/a',
+          }),
+        ],
+      });
+      const hottest = company({ intentScore: 100, intentLevel: 'hot', crmStatus: 'won' });
+      const companies = [cold, tiedFirst, hottest, tiedSecond];
+      const leads = [
+        lead(cold, { intentScore: 30, intentLevel: 'cold', status: 'dismissed' }),
+        lead(hottest, { intentScore: 95, contactEmail: 'ceo@hot.example', assignedToId: 'usr_42' }),
+        lead(tiedFirst, {
+          intentScore: 95,
+          status: 'converted',
+          createdAt: '2026-02-28T23:00:00.001Z',
+        }),
+      ];
+
+      const counts = await importJson(workspace.id, { companies, leads });
+
+      expect(counts).toStrictEqual({ companies: 4, contacts: 7, leads: 3 });
+      const api = await listed(key);
+      expect(api.companies).toStrictEqual({
+        total: 4,
+        limit: 200,
+        offset: 0,
+        data: asListed(companies),
+      });
+      expect(api.leads).toStrictEqual({
+        total: 3,
+        limit: 200,
+        offset: 0,
+        data: leadsAsListed(leads),
+      });
+      // Spelled out once, so that the expected order does not rest on the helper alone.
+      expect(api.companies.data.map((c: CompanyDto) => c.id)).toEqual([
+        hottest.id,
+        'co_rt_a',
+        'co_rt_b',
+        cold.id,
+      ]);
+      expect(api.companies.data[2].contacts.map((c: ContactDto) => c.name)).toEqual([
+        'Anna Brun',
+        'Yann Brun',
+        'Vic Hale',
+        'Sam Lee',
+        'Sam Lee',
+        'Zoe Adams',
+      ]);
+      expect(api.companies.data[2].contacts[3].id).toBe('ct_rt_10');
+    });
+
+    it('stores a date-time given with an offset as that instant, returned in UTC', async () => {
+      const workspace = await createWorkspace(t.prisma);
+      const { key } = await createApiKey(t.prisma, workspace.id);
+      const offset = company({ firstSeen: '2026-02-01T10:00:00+02:00', lastSeen: '2026-02-02' });
+
+      await importJson(workspace.id, { companies: [offset] });
+
+      const [stored] = (await listed(key)).companies.data;
+      expect(stored).toMatchObject({
+        firstSeen: '2026-02-01T08:00:00.000Z',
+        lastSeen: '2026-02-02T00:00:00.000Z',
+      });
+    });
+
+    it('keeps dates decades apart, to the millisecond', async () => {
+      const workspace = await createWorkspace(t.prisma);
+      const { key } = await createApiKey(t.prisma, workspace.id);
+      const spread = company({
+        firstSeen: '1970-01-01T00:00:00.000Z',
+        lastSeen: '9999-12-31T23:59:59.999Z',
+      });
+      const early = lead(spread, { createdAt: '1970-01-01T00:00:00.001Z' });
+
+      await importJson(workspace.id, { companies: [spread], leads: [early] });
+
+      expect(await listed(key)).toMatchObject({
+        companies: { data: [spread] },
+        leads: { data: [early] },
+      });
+    });
+
+    it('prints one line without --json', async () => {
+      const workspace = await createWorkspace(t.prisma);
+      const only = company({ contacts: [contact(), contact()] });
+
+      const run = await admin(
+        'import',
+        '--workspace',
+        workspace.id,
+        '--file',
+        await fileWith({ companies: [only], leads: [lead(only)] }),
+      );
+
+      expect(run).toStrictEqual({
+        status: 0,
+        stdout: `Imported 1 company, 2 contacts and 1 lead into workspace ${workspace.id}.\n`,
+        stderr: '',
+      });
+    });
+
+    it('accepts a file with only leads, on companies already stored', async () => {
+      const workspace = await createWorkspace(t.prisma);
+      const stored = await createCompany(t.prisma, workspace.id, { name: 'Stored Co' });
+      const { key } = await createApiKey(t.prisma, workspace.id);
+      const onStored = lead({ ...company(), id: stored.id, name: 'Stored Co' });
+
+      await expect(importJson(workspace.id, { leads: [onStored] })).resolves.toStrictEqual({
+        companies: 0,
+        contacts: 0,
+        leads: 1,
+      });
+
+      expect((await listed(key)).leads.data).toStrictEqual([onStored]);
+    });
+  });
+
+  describe('re-import', () => {
+    it('updates records in place by id, replaces each company’s contacts, keeps the rest', async () => {
+      const workspace = await createWorkspace(t.prisma);
+      const { key } = await createApiKey(t.prisma, workspace.id);
+      const [a1, a2, a3, b1] = [contact(), contact(), contact(), contact()];
+      const a = company({ contacts: [a1, a2, a3] });
+      const b = company({ contacts: [b1] });
+      const firstLead = lead(a);
+      await importJson(workspace.id, { companies: [a, b], leads: [firstLead] });
+
+      const a4 = contact({ seniority: 'c_level', name: 'New Person' });
+      const aChanged = company({
+        ...a,
+        name: 'Renamed Co',
+        intentScore: 91,
+        intentLevel: 'hot',
+        siren: '552100554',
+        lastSeen: '2026-03-01T00:00:00.000Z',
+        contacts: [{ ...a2, jobTitle: 'Chief Executive Officer', email: 'new@example.com' }, a4],
+      });
+      const leadChanged = { ...firstLead, companyName: 'Renamed Co', status: 'qualified' as const };
+      const leadOnB = lead(b, { intentScore: 10, intentLevel: 'cold' });
+      const counts = await importJson(workspace.id, {
+        companies: [aChanged],
+        leads: [leadChanged, leadOnB],
+      });
+
+      expect(counts).toStrictEqual({ companies: 1, contacts: 2, leads: 2 });
+      const api = await listed(key);
+      expect(api.companies.data).toStrictEqual(asListed([aChanged, b]));
+      expect(api.leads.data).toStrictEqual(leadsAsListed([leadChanged, leadOnB]));
+      await expect(rowCounts(workspace.id)).resolves.toStrictEqual({
+        companies: 2,
+        contacts: 3,
+        leads: 2,
+      });
+      await expect(t.prisma.contact.count({ where: { id: { in: [a1.id, a3.id] } } })).resolves.toBe(
+        0,
+      );
+    });
+
+    it('imports the same file twice to the same rows (batches of several thousand rows)', async () => {
+      const workspace = await createWorkspace(t.prisma);
+      const { key } = await createApiKey(t.prisma, workspace.id);
+      const companies = Array.from({ length: 2_000 }, (_, i) =>
+        company({
+          intentScore: i % 101,
+          contacts: [contact(), contact({ seniority: 'vp' }), contact({ seniority: 'ic' })],
+        }),
+      );
+      const leads = companies.slice(0, 50).map((c) => lead(c));
+      const file = { companies, leads };
+
+      for (let run = 0; run < 2; run++) {
+        await expect(importJson(workspace.id, file)).resolves.toStrictEqual({
+          companies: 2_000,
+          contacts: 6_000,
+          leads: 50,
+        });
+        await expect(rowCounts(workspace.id)).resolves.toStrictEqual({
+          companies: 2_000,
+          contacts: 6_000,
+          leads: 50,
+        });
+      }
+      const { companies: page } = await listed(key);
+      expect(page.total).toBe(2_000);
+      expect(page.data.map((c: CompanyDto) => c.id)).toEqual(
+        asListed(companies)
+          .slice(0, 200)
+          .map((c) => c.id),
+      );
+      expect(page.data[0]).toStrictEqual(asListed(companies)[0]);
+    });
+  });
+
+  describe('refusals: nothing is written', () => {
+    it('names index, id and field of every bad record, and writes none of the good ones', async () => {
+      const workspace = await createWorkspace(t.prisma);
+      const stored = company({ name: 'Stored Name' });
+      await importJson(workspace.id, { companies: [stored] });
+      const before = await rowCounts(workspace.id);
+      const good = company({ contacts: [contact()] });
+      const bad = company({ id: 'co_bad_9', intentScore: 120 });
+      const badContact = contact({ id: 'ct_bad_1', seniority: 'boss' as ContactDto['seniority'] });
+      const withBadContact = company({ id: 'co_bad_contact', contacts: [contact(), badContact] });
+      const missingField: Partial<CompanyDto> = company({ id: 'co_bad_missing' });
+      delete missingField.visitsCount;
+      const badLead = lead(good, {
+        id: 'ld_bad_1',
+        status: 'won' as LeadDto['status'],
+        createdAt: 'soon',
+      });
+
+      const lines = await importRefused(workspace.id, {
+        companies: [good, { ...stored, name: 'Overwritten?' }, bad, withBadContact, missingField],
+        leads: [lead(good), badLead],
+      });
+
+      expect(lines).toEqual([
+        'error: import refused, nothing was written: 4 records are invalid',
+        '  companies[2] (id co_bad_9): intentScore must be a number between 0 and 100',
+        '  companies[3].contacts[1] (id ct_bad_1): seniority must be one of c_level, vp, director, manager, ic',
+        '  companies[4] (id co_bad_missing): visitsCount is required',
+        '  leads[1] (id ld_bad_1): status must be one of new, contacted, qualified, converted, dismissed; createdAt must be an ISO 8601 date-time',
+      ]);
+      await expect(rowCounts(workspace.id)).resolves.toStrictEqual(before);
+      await expect(
+        t.prisma.company.findUnique({ where: { id: stored.id } }),
+      ).resolves.toMatchObject({
+        name: 'Stored Name',
+      });
+      await expect(t.prisma.company.count({ where: { id: good.id } })).resolves.toBe(0);
+    });
+
+    it('refuses ids of another workspace: company, contact and lead', async () => {
+      const other = await createWorkspace(t.prisma);
+      const theirs = await createCompany(t.prisma, other.id, { name: 'Theirs' });
+      const theirContact = await createContact(t.prisma, theirs);
+      const theirLead = await createLead(t.prisma, theirs);
+      const workspace = await createWorkspace(t.prisma);
+      const mine = company({ contacts: [contact({ id: theirContact.id })] });
+
+      const lines = await importRefused(workspace.id, {
+        companies: [company({ id: theirs.id, name: 'Hijacked' }), mine],
+        leads: [lead(mine, { id: theirLead.id })],
+      });
+
+      expect(lines.slice(1)).toEqual([
+        `  companies[0] (id ${theirs.id}): id ${theirs.id} belongs to another workspace`,
+        `  companies[1].contacts[0] (id ${theirContact.id}): id ${theirContact.id} belongs to another workspace`,
+        `  leads[0] (id ${theirLead.id}): id ${theirLead.id} belongs to another workspace`,
+      ]);
+      await expect(rowCounts(workspace.id)).resolves.toStrictEqual({
+        companies: 0,
+        contacts: 0,
+        leads: 0,
+      });
+      await expect(t.prisma.company.findUnique({ where: { id: theirs.id } })).resolves.toEqual(
+        theirs,
+      );
+      await expect(
+        t.prisma.contact.findUnique({ where: { id: theirContact.id } }),
+      ).resolves.toEqual(theirContact);
+      await expect(t.prisma.lead.findUnique({ where: { id: theirLead.id } })).resolves.toEqual(
+        theirLead,
+      );
+    });
+
+    it('refuses a lead whose company is unknown, of another workspace, or misnamed', async () => {
+      const other = await createWorkspace(t.prisma);
+      const theirs = await createCompany(t.prisma, other.id);
+      const workspace = await createWorkspace(t.prisma);
+      const stored = await createCompany(t.prisma, workspace.id, { name: 'Stored Co' });
+      const inFile = company({ name: 'In File Co' });
+
+      const lines = await importRefused(workspace.id, {
+        companies: [inFile],
+        leads: [
+          lead(inFile),
+          lead({ ...inFile, id: 'co_nowhere' }, { id: 'ld_unknown' }),
+          lead({ ...inFile, id: theirs.id, name: theirs.name }, { id: 'ld_theirs' }),
+          lead({ ...inFile, id: stored.id, name: 'Stored Company' }, { id: 'ld_stored' }),
+          lead({ ...inFile, name: 'In-File Co' }, { id: 'ld_in_file' }),
+        ],
+      });
+
+      expect(lines.slice(1)).toEqual([
+        `  leads[1] (id ld_unknown): companyId co_nowhere is not a company of workspace ${workspace.id}`,
+        `  leads[2] (id ld_theirs): companyId ${theirs.id} is not a company of workspace ${workspace.id}`,
+        `  leads[3] (id ld_stored): companyName must be "Stored Co", the name of company ${stored.id}`,
+        `  leads[4] (id ld_in_file): companyName must be "In File Co", the name of company ${inFile.id}`,
+      ]);
+      await expect(rowCounts(workspace.id)).resolves.toStrictEqual({
+        companies: 1,
+        contacts: 0,
+        leads: 0,
+      });
+    });
+
+    it('refuses an id used twice in the file', async () => {
+      const workspace = await createWorkspace(t.prisma);
+      const twice = company();
+
+      const lines = await importRefused(workspace.id, {
+        companies: [twice, { ...twice, name: 'Again' }],
+      });
+
+      expect(lines.slice(1)).toEqual([
+        `  companies[1] (id ${twice.id}): id ${twice.id} is already used by companies[0]`,
+      ]);
+      await expect(rowCounts(workspace.id)).resolves.toStrictEqual({
+        companies: 0,
+        contacts: 0,
+        leads: 0,
+      });
+    });
+
+    it('refuses a workspace that does not exist', async () => {
+      const lines = await importRefused('ws_nowhere', { companies: [company()] });
+
+      expect(lines).toEqual(['error: workspace ws_nowhere does not exist']);
+      await expect(t.prisma.company.count({ where: { workspaceId: 'ws_nowhere' } })).resolves.toBe(
+        0,
+      );
+    });
+
+    it.each([
+      ['{"companies": [', /^error: --file .* is not valid JSON: /],
+      ['[]', /^error: the file must hold one JSON object/],
+      ['{"companies": {}}', /^error: "companies" must be an array$/],
+      [
+        '{"companies": [], "contacts": []}',
+        /^error: the file has unknown top-level field "contacts"/,
+      ],
+    ])('refuses the file %s as a whole, in one line', async (content, message) => {
+      const workspace = await createWorkspace(t.prisma);
+
+      const lines = await importRefused(workspace.id, content);
+
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(message);
+    });
+
+    it('refuses a file that does not exist, naming --file', async () => {
+      const workspace = await createWorkspace(t.prisma);
+      const missing = join(directory, 'missing.json');
+
+      const run = await admin('import', '--workspace', workspace.id, '--file', missing);
+
+      expect(run).toStrictEqual({
+        status: 1,
+        stdout: '',
+        stderr: `error: --file ${missing}: no such file\n`,
+      });
+    });
+  });
+
+  describe('seed --demo', () => {
+    it('makes the demo workspace with a few hundred companies and a working key; again, the same data and a new key', async () => {
+      const first = await admin('seed', '--demo', '--json');
+
+      expect(first).toMatchObject({ status: 0, stderr: '' });
+      const output = JSON.parse(first.stdout) as { key: string };
+      expect(output).toStrictEqual({
+        workspace: { id: 'demo', name: 'Demo workspace', plan: 'growth', suspended: false },
+        key: expect.stringMatching(/^st_[0-9A-Za-z]{38}$/),
+      });
+      const me = await getWithKey(t.app, '/v1/me', output.key);
+      expect(me.status).toBe(200);
+      expect(me.body).toStrictEqual({ id: 'demo', name: 'Demo workspace', plan: 'growth' });
+
+      const companyIds = await pageThrough(t.app, '/v1/companies', output.key, 200);
+      expect(companyIds.length).toBeGreaterThanOrEqual(200);
+      expect(companyIds.length).toBeLessThanOrEqual(500);
+      const { companies, leads } = await listed(output.key);
+      for (const c of companies.data as CompanyDto[]) {
+        expect(c.intentLevel).toBe(
+          c.intentScore >= 70 ? 'hot' : c.intentScore >= 40 ? 'warm' : 'cold',
+        );
+        expect(Date.parse(c.firstSeen)).toBeLessThanOrEqual(Date.parse(c.lastSeen));
+        if (c.siren !== null) expect(c.siren).toMatch(/^\d{9}$/);
+      }
+      expect(leads.total).toBeGreaterThanOrEqual(100);
+      expect(leads.total).toBeLessThanOrEqual(150);
+      const known = new Set(companyIds);
+      for (const l of leads.data as LeadDto[]) expect(known.has(l.companyId)).toBe(true);
+      const rowsAfterFirst = await rowCounts('demo');
+
+      // Whatever became of the workspace, seeding again restores it and refreshes the same records.
+      await admin(
+        'workspace',
+        'update',
+        '--id',
+        'demo',
+        '--plan',
+        'starter',
+        '--suspended',
+        'true',
+      );
+      const second = await admin('seed', '--demo');
+
+      expect(second).toMatchObject({ status: 0, stderr: '' });
+      expect(second.stdout).toMatch(
+        /^Seeded workspace demo "Demo workspace" \(growth\) with \d+ companies/,
+      );
+      const secondKey = /(st_[0-9A-Za-z]+)\s*$/.exec(second.stdout)?.[1] ?? '';
+      expect(secondKey).not.toBe(output.key);
+      await expect(rowCounts('demo')).resolves.toStrictEqual(rowsAfterFirst);
+      expect((await getWithKey(t.app, '/v1/me', secondKey)).status).toBe(200);
+      expect((await getWithKey(t.app, '/v1/me', output.key)).status).toBe(200);
+      const keys = await t.prisma.apiKey.findMany({ where: { workspaceId: 'demo' } });
+      expect(keys.map((k) => k.name)).toEqual(['Demo key', 'Demo key']);
+    });
+  });
+});
