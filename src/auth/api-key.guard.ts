@@ -1,8 +1,10 @@
 import { CanActivate, ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { isWellFormedApiKey } from './api-key';
 import { ApiKeysService, type AuthenticatedKey } from './api-keys.service';
 import { AuthFailureLimiter } from './auth-failure-limiter';
+import { IS_PUBLIC } from './public.decorator';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -24,9 +26,12 @@ export class ApiKeyGuard implements CanActivate {
   constructor(
     private readonly keys: ApiKeysService,
     private readonly failures: AuthFailureLimiter,
+    private readonly reflector: Reflector,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
     const http = context.switchToHttp();
     const request = http.getRequest<Request>();
     const key = BEARER.exec(request.headers.authorization ?? '')?.[1];
