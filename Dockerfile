@@ -20,8 +20,11 @@ COPY --from=build /app/dist ./dist
 COPY --from=build /app/prisma/migrations ./prisma/migrations
 USER node
 EXPOSE 3000
-# Up and answering: /v1/me without a key is refused by the guard without touching the database.
-HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
-  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/v1/me').then(r=>process.exit(r.status===401?0:1),()=>process.exit(1))"
+# Liveness, not readiness: Docker's health status is what gets a container restarted or replaced,
+# and an outage of the database or Redis is not cured by a restart (the process recovers by itself
+# once they are back). /health/ready is for whatever routes traffic. The start period covers the
+# migrations, which instances run one after the other.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # Migrations first (advisory-locked, so several replicas may start at once), then the server.
 CMD ["sh", "-c", "node dist/database/migrate.js && exec node dist/main.js"]

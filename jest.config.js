@@ -15,5 +15,7 @@ module.exports = {
   globalSetup: '<rootDir>/test/global-setup.ts',
   globalTeardown: '<rootDir>/test/global-teardown.ts',
   setupFiles: ['<rootDir>/test/setup-env.ts'],
+  // Fails a test that received a response breaking the OpenAPI document (see test/support).
+  setupFilesAfterEnv: ['<rootDir>/test/support/contract-check.ts'],
   testTimeout: 30000,
 };

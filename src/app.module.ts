@@ -1,38 +1,57 @@
-import { Module, ValidationPipe } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
+import type Redis from 'ioredis';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthFailureLimiter } from './auth/auth-failure-limiter';
 import { AuthModule } from './auth/auth.module';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { Clock, ClockModule } from './common/clock';
+import { FailOpenThrottlerStorage } from './common/fail-open-throttler.storage';
 import { FixedWindowThrottlerStorage } from './common/fixed-window-throttler.storage';
 import { RateLimitGuard } from './common/rate-limit.guard';
+import { RedisThrottlerStorage } from './common/redis-throttler.storage';
+import { StrictValidationPipe } from './common/strict-validation.pipe';
 import { CompaniesModule } from './companies/companies.module';
 import { ConfigModule } from './config/config.module';
 import { Environment } from './config/environment';
+import { HealthModule } from './health/health.module';
 import { LeadsModule } from './leads/leads.module';
+import { LoggingModule } from './logging/logging.module';
 import { MeModule } from './me/me.module';
 import { PrismaModule } from './prisma/prisma.module';
+import { REDIS_CLIENT } from './redis/redis-client';
+import { RedisModule } from './redis/redis.module';
 
 const RATE_LIMIT_WINDOW_MS = 60_000;
 
 @Module({
   imports: [
     ConfigModule,
+    LoggingModule,
     ClockModule,
     PrismaModule,
+    RedisModule,
+    // One store for the per-key limit and the auth-failure limiter: Redis when configured (shared
+    // by every instance, falling back to the local count while it fails), else this process's.
     ThrottlerModule.forRootAsync({
-      inject: [Environment, Clock],
-      useFactory: (environment: Environment, clock: Clock) => ({
+      inject: [Environment, Clock, REDIS_CLIENT],
+      useFactory: (environment: Environment, clock: Clock, redis: Redis | null) => ({
         throttlers: [{ ttl: RATE_LIMIT_WINDOW_MS, limit: environment.RATE_LIMIT_PER_MINUTE }],
-        storage: new FixedWindowThrottlerStorage(clock),
+        storage: redis
+          ? new FailOpenThrottlerStorage(
+              new RedisThrottlerStorage(redis),
+              new FixedWindowThrottlerStorage(clock),
+              clock,
+            )
+          : new FixedWindowThrottlerStorage(clock),
       }),
     }),
     AuthModule,
     MeModule,
     CompaniesModule,
     LeadsModule,
+    HealthModule,
   ],
   providers: [
     AuthFailureLimiter,
@@ -42,7 +61,7 @@ const RATE_LIMIT_WINDOW_MS = 60_000;
     { provide: APP_GUARD, useClass: RateLimitGuard },
     {
       provide: APP_PIPE,
-      useValue: new ValidationPipe({
+      useValue: new StrictValidationPipe({
         transform: true,
         whitelist: true,
         forbidNonWhitelisted: true,

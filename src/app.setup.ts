@@ -1,6 +1,12 @@
 import type { NestApplicationOptions } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { answerClientErrors } from './common/client-error';
+import { parseQueryString } from './common/query-string';
 import { setResponseHeaders } from './common/response-headers';
+import { securityHeaders } from './common/security-headers';
+import { Environment } from './config/environment';
+import { trustProxySetting } from './config/trust-proxy';
+import { serveApiDocs } from './openapi/openapi';
 
 /**
  * What the application needs beyond AppModule, shared by the server, the demo and the tests so
@@ -15,7 +21,18 @@ export const APP_OPTIONS = {
 
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
   app.disable('x-powered-by');
+  // Which X-Forwarded-For to believe, so that request.ip (the key of the auth-failure limit) is the
+  // client behind a load balancer rather than the balancer itself.
+  app.set('trust proxy', trustProxySetting(app.get(Environment).TRUST_PROXY));
+  // Every answer is no-store: nothing may be revalidated, and a 304 has no body nor JSON type.
+  app.set('etag', false);
+  app.set('query parser', parseQueryString);
   // Before Nest's router: even a request that fails routing (a malformed path) gets the headers.
+  app.use(securityHeaders);
   app.use(setResponseHeaders);
+  // Requests that Node's parser refuses get the envelope too (see client-error.ts).
+  answerClientErrors(app.getHttpServer());
+  // GET /v1/openapi.json and /docs: after the headers above, before the guards (no key needed).
+  serveApiDocs(app);
   return app;
 }

@@ -113,7 +113,6 @@ describe('response headers', () => {
       ['put', '/v1/me'],
       ['patch', '/v1/leads'],
       ['delete', '/v1/companies?offset=1'],
-      ['get', '/v1/%ZZ'], // not valid percent-encoding: still a path that names no resource
     ] as const)('%s %s is a 404 envelope with error NOT_FOUND', async (method, path) => {
       const response = await authorized(http()[method](path));
 
@@ -122,6 +121,19 @@ describe('response headers', () => {
         error: 'NOT_FOUND',
         path,
         message: expect.any(String),
+      });
+    });
+
+    // Not a path that names no resource but a path that cannot be decoded (RFC 3986): a malformed
+    // request, answered 400 without echoing it.
+    it('GET /v1/%ZZ is a 400 envelope with error BAD_REQUEST', async () => {
+      const response = await authorized(http().get('/v1/%ZZ'));
+
+      expectErrorEnvelope(response, {
+        status: 400,
+        error: 'BAD_REQUEST',
+        path: '/v1/%ZZ',
+        message: 'Bad Request',
       });
     });
   });

@@ -34,7 +34,10 @@ export class ApiKeyGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
     const http = context.switchToHttp();
     const request = http.getRequest<Request>();
-    const key = BEARER.exec(request.headers.authorization ?? '')?.[1];
+    // Node keeps the first of several Authorization fields and drops the others; a request with
+    // more than one is malformed (RFC 9110, 5.3) and refused like any other.
+    const [authorization = '', ...others] = request.headersDistinct.authorization ?? [];
+    const key = others.length === 0 ? BEARER.exec(authorization)?.[1] : undefined;
     const address = request.ip ?? request.socket.remoteAddress ?? 'unknown';
 
     if (key && isWellFormedApiKey(key) && !this.failures.isBlocked(address)) {

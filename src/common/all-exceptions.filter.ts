@@ -8,15 +8,7 @@ import {
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { isDatabaseUnavailable } from './database-errors';
-
-/** The error body of the contract, for every status. */
-export interface ErrorEnvelope {
-  statusCode: number;
-  message: string | string[];
-  error: string;
-  path: string;
-  timestamp: string;
-}
+import type { ErrorEnvelopeDto } from './error-envelope.dto';
 
 // Fixed texts: an error body never echoes internals, SQL, or the caller's input.
 const MESSAGES: Partial<Record<HttpStatus, string>> = {
@@ -49,7 +41,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       );
     }
 
-    const body: ErrorEnvelope = {
+    const body: ErrorEnvelopeDto = {
       statusCode: status,
       message: this.messageOf(exception, status),
       error: HttpStatus[status] ?? 'ERROR',
@@ -71,8 +63,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
     // Validation errors carry one message per violated constraint; other HttpExceptions theirs.
     if (exception instanceof HttpException) {
       const response = exception.getResponse();
-      if (typeof response === 'string') return response;
-      const { message } = response as { message?: unknown };
+      const { message } = (typeof response === 'string' ? { message: response } : response) as {
+        message?: unknown;
+      };
+      // Any other 400 comes from the framework (a path it could not decode), in words that
+      // repeat the caller's input: a fixed text instead.
+      if (status === HttpStatus.BAD_REQUEST && !Array.isArray(message)) return 'Bad Request';
       if (typeof message === 'string' || Array.isArray(message))
         return message as string | string[];
       return exception.message;

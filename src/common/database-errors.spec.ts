@@ -44,6 +44,14 @@ describe('isDatabaseUnavailable', () => {
     ['pool timeout', 'timeout exceeded when trying to connect'],
     ['lost connection', 'Connection terminated unexpectedly'],
     ['lost connection, other case', 'connection terminated due to connection timeout'],
+    [
+      'transaction expired (P2028)',
+      'Transaction API error: A rollback cannot be executed on an expired transaction. The timeout for this transaction was 5000 ms, however 5008 ms passed since the start of the transaction.',
+    ],
+    [
+      'transaction not started in time (P2028)',
+      'Transaction API error: Unable to start a transaction in the given time.',
+    ],
   ])("recognises node-postgres's %s message", (_case, message) => {
     expect(isDatabaseUnavailable(new Error(message))).toBe(true);
   });

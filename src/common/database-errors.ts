@@ -13,9 +13,10 @@ const ADAPTER_KINDS = new Set([
 const SQLSTATES = new Set(['57014', '57P01', '57P02', '57P03', '53300']);
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE']);
 // The wording of node-postgres for a pool that cannot get a connection in time or lost one, and
-// of Prisma for a transaction whose connection broke.
+// of Prisma for a transaction whose connection broke, or (P2028) that outlived its 5 s timeout (a
+// statement stuck as long as statement_timeout: whichever fires first) or could not start in time.
 const DRIVER_MESSAGES =
-  /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable/i;
+  /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|on an expired transaction|Unable to start a transaction in the given time/i;
 const MAX_DEPTH = 6;
 
 /** True when an error means "the database is unavailable right now", worth a 503 not a 500. */

@@ -6,7 +6,7 @@ interface Window {
   endsAt: number;
 }
 
-type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+export type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
 const SWEEP_INTERVAL_MS = 60_000;
 

@@ -1,3 +1,4 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsDate, IsInt, IsOptional, Max, Min, ValidateBy } from 'class-validator';
 import { parseIsoDateTime } from './iso-date-time';
@@ -5,6 +6,10 @@ import { parseIsoDateTime } from './iso-date-time';
 // Query values arrive as strings, or as arrays when a parameter is repeated. Only plain decimal
 // integers become numbers: Number() would accept '', '1e2', '0x10' and ' 7 '.
 const DECIMAL_INTEGER = /^\d+$/;
+
+// Stated once for the validation below and for the OpenAPI document.
+export const MAX_LIMIT = 200;
+const DEFAULT_LIMIT = 50;
 
 function toInteger({ value }: { value: unknown }): unknown {
   return typeof value === 'string' && DECIMAL_INTEGER.test(value) ? Number(value) : value;
@@ -40,14 +45,28 @@ function IsGivenOnce(): PropertyDecorator {
  * the bottom line up: given once, then an integer (or date), then the bounds.
  */
 export class ListQueryDto {
-  @Max(200)
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_LIMIT,
+    default: DEFAULT_LIMIT,
+    description: 'Page size: a plain decimal integer, given at most once.',
+  })
+  @Max(MAX_LIMIT)
   @Min(1)
   @IsInt({ message: 'limit must be an integer' })
   @IsGivenOnce()
   @Transform(toInteger)
-  limit: number = 50;
+  limit: number = DEFAULT_LIMIT;
 
-  // Beyond this a number is no longer exact in JSON, where the envelope echoes it.
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    // Beyond this a number is no longer exact in JSON, where the envelope echoes it.
+    maximum: Number.MAX_SAFE_INTEGER,
+    default: 0,
+    description: 'Items to skip: a plain decimal integer, given at most once.',
+  })
   @Max(Number.MAX_SAFE_INTEGER)
   @Min(0)
   @IsInt({ message: 'offset must be an integer' })
@@ -55,6 +74,15 @@ export class ListQueryDto {
   @Transform(toInteger)
   offset: number = 0;
 
+  @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
+    description:
+      'Keeps the items at or after this instant (inclusive): companies whose `lastSeen` >= ' +
+      '`since`, leads whose `createdAt` >= `since`. ISO 8601, given at most once; a date alone ' +
+      'means its midnight UTC, and a date-time without an offset is read as UTC. Default: no filter.',
+    example: '2026-03-01T00:00:00Z',
+  })
   @IsDate({ message: 'since must be an ISO 8601 date-time' })
   @IsGivenOnce()
   @IsOptional()

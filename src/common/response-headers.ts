@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
 
 // A caller's request id is echoed only if it is short and plain, so it cannot inject into logs.
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+export const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Headers of every response, errors and unknown paths included (express middleware). */
 export function setResponseHeaders(request: Request, response: Response, next: NextFunction): void {

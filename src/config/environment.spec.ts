@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { EXAMPLE_API_KEY_SECRET, validateEnvironment } from './environment';
 
 const VALID = {
@@ -98,4 +100,30 @@ describe('validateEnvironment', () => {
     const environment = validateEnvironment({ ...VALID, NODE_ENV: 'production' });
     expect(environment.NODE_ENV).toBe('production');
   });
+
+  it('knows the example secret that .env.example ships', () => {
+    // Were the two to part, the value people copy from .env.example would pass in production.
+    const example = readFileSync(join(__dirname, '..', '..', '.env.example'), 'utf8');
+    expect(example).toMatch(new RegExp(`^API_KEY_SECRET=${EXAMPLE_API_KEY_SECRET}$`, 'm'));
+  });
+});
+
+describe('REDIS_URL', () => {
+  it('is unset by default: the rate limits count in-process', () => {
+    expect(validateEnvironment({ ...VALID }).REDIS_URL).toBeUndefined();
+  });
+
+  it.each(['redis://127.0.0.1:6379', 'rediss://user:secret@cache.internal:6380/2'])(
+    'accepts %s',
+    (url) => {
+      expect(validateEnvironment({ ...VALID, REDIS_URL: url }).REDIS_URL).toBe(url);
+    },
+  );
+
+  it.each(['', 'redis://', 'http://cache:6379', '127.0.0.1:6379', 'redis://a b'])(
+    'refuses %j with a message naming the variable',
+    (url) => {
+      expect(() => validateEnvironment({ ...VALID, REDIS_URL: url })).toThrow(/REDIS_URL/);
+    },
+  );
 });

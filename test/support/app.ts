@@ -4,8 +4,10 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from '../../src/app.module';
 import { APP_OPTIONS, configureApp } from '../../src/app.setup';
 import { Clock } from '../../src/common/clock';
+import { buildOpenApiDocument } from '../../src/openapi/openapi';
 import { PrismaService } from '../../src/prisma/prisma.service';
 import { createTestDatabase, type TestDatabase } from './database';
+import { installContractCheck } from './openapi-contract';
 
 /** A clock the test moves by hand: rate-limit windows end without sleeping. */
 export class ManualClock extends Clock {
@@ -36,9 +38,11 @@ export async function createTestApp(
   options: {
     env?: Record<string, string>;
     customize?: (builder: TestingModuleBuilder) => void;
+    /** Another app's database, for a second instance of the service; its owner drops it. */
+    database?: TestDatabase;
   } = {},
 ): Promise<TestApp> {
-  const database = await createTestDatabase();
+  const database = options.database ?? (await createTestDatabase());
   const saved = { ...process.env };
   Object.assign(process.env, { DATABASE_URL: database.url, ...options.env });
   try {
@@ -51,6 +55,9 @@ export async function createTestApp(
     const app = configureApp(
       moduleRef.createNestApplication<NestExpressApplication>({ ...APP_OPTIONS, logger: false }),
     );
+    // Before init, that is before Nest's router: every response of every e2e test is checked
+    // against the published OpenAPI document (a mismatch fails the test: contract-check.ts).
+    installContractCheck(app, buildOpenApiDocument(app));
     await app.init();
     const prisma = app.get(PrismaService);
     return {
@@ -60,7 +67,7 @@ export async function createTestApp(
       database,
       close: async () => {
         await app.close();
-        await database.drop();
+        if (!options.database) await database.drop();
       },
     };
   } finally {

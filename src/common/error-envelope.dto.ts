@@ -1,0 +1,44 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+/** The error body of the contract, for every status (written by AllExceptionsFilter only). */
+export class ErrorEnvelopeDto {
+  @ApiProperty({
+    type: 'integer',
+    description: 'The HTTP status code, repeated in the body.',
+    example: 400,
+  })
+  statusCode!: number;
+
+  @ApiProperty({
+    oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }],
+    description:
+      'For parameter validation (400), an array with one entry per violated constraint, each ' +
+      'naming the parameter (`"limit must not be greater than 200"`, `"property foo should not ' +
+      'exist"`). For every other status, a fixed text that never echoes the request or internals: ' +
+      '`Unauthorized`, `Not Found`, `Too Many Requests`, `Service temporarily unavailable`, ' +
+      '`Internal server error`.',
+    example: ['limit must not be greater than 200'],
+  })
+  message!: string | string[];
+
+  @ApiProperty({
+    description:
+      'The symbolic name of the HTTP status, in upper case: `BAD_REQUEST`, `UNAUTHORIZED`, ' +
+      '`NOT_FOUND`, `TOO_MANY_REQUESTS`, `INTERNAL_SERVER_ERROR`, `SERVICE_UNAVAILABLE`.',
+    example: 'BAD_REQUEST',
+  })
+  error!: string;
+
+  @ApiProperty({
+    description: 'The path called with its query string, exactly as received.',
+    example: '/v1/companies?limit=500',
+  })
+  path!: string;
+
+  @ApiProperty({
+    format: 'date-time',
+    description: 'When the error occurred: ISO 8601 in UTC with milliseconds.',
+    example: '2026-03-01T09:30:00.000Z',
+  })
+  timestamp!: string;
+}

@@ -1,0 +1,19 @@
+import { Injectable } from '@nestjs/common';
+import { HealthIndicatorService } from '@nestjs/terminus';
+import { PrismaService } from '../prisma/prisma.service';
+import { pingCheck } from './ping-check';
+
+const TIMEOUT_MS = 2_000;
+
+/** `SELECT 1` through the application's own pool: the path every request takes. */
+@Injectable()
+export class DatabaseHealthIndicator {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly health: HealthIndicatorService,
+  ) {}
+
+  pingCheck<Key extends string>(key: Key) {
+    return pingCheck(this.health, key, () => this.prisma.$queryRaw`SELECT 1`, TIMEOUT_MS);
+  }
+}

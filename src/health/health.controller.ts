@@ -1,0 +1,39 @@
+import { Controller, Get, UseFilters } from '@nestjs/common';
+import { HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
+import { SkipThrottle } from '@nestjs/throttler';
+import { Public } from '../auth/public.decorator';
+import { DatabaseHealthIndicator } from './database.health';
+import { HealthCheckFailedFilter } from './health-check-failed.filter';
+import { RedisHealthIndicator } from './redis.health';
+
+/**
+ * Probes for the orchestrator and the load balancer: outside /v1 (and its OpenAPI document), no
+ * key, no rate limit. Not terminus's @HealthCheck(): its Cache-Control would replace the no-store
+ * that every response carries, and the routes are not part of the documented contract.
+ */
+@Controller('health')
+@Public()
+@SkipThrottle()
+@UseFilters(HealthCheckFailedFilter)
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly database: DatabaseHealthIndicator,
+    private readonly redis: RedisHealthIndicator,
+  ) {}
+
+  /** The process answers. No dependency is checked: an outage of one is not cured by a restart. */
+  @Get('live')
+  live(): Promise<HealthCheckResult> {
+    return this.health.check([]);
+  }
+
+  /** The instance can serve: the database answers, and Redis when configured; 503 otherwise. */
+  @Get('ready')
+  ready(): Promise<HealthCheckResult> {
+    return this.health.check([
+      () => this.database.pingCheck('database'),
+      ...(this.redis.isConfigured ? [() => this.redis.pingCheck('redis')] : []),
+    ]);
+  }
+}

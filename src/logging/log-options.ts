@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request } from 'express';
+import { type LevelWithSilent, stdTimeFunctions } from 'pino';
+import type { Options } from 'pino-http';
+
+/*
+ * Anything that looks like an API key: `st_` (or `st%5F`) up to the next delimiter of a URL, a
+ * header or a JSON string, so that a mistyped key (all but one character of a real one) goes too. It must
+ * start a token: after the start, a character that is not part of a word, or a percent escape
+ * (`Bearer%20st_...`); `first_name` is left alone.
+ */
+const API_KEY_LIKE = /(?<=^|[^A-Za-z0-9_]|%[0-9A-Fa-f]{2})st(?:_|%5[Ff])[^\s"'&#/\\,;]*/g;
+const REDACTED_KEY = 'st_[REDACTED]';
+
+/** The text with every key-like value replaced: the last pass over each log line. */
+export function redactApiKeys(text: string): string {
+  return text.replace(API_KEY_LIKE, REDACTED_KEY);
+}
+
+/**
+ * pino-http's options, shared by the request log and Nest's own logs: one JSON line per request
+ * (method, path, status, duration, request id, workspace), and no secret in any line.
+ */
+export function loggerOptions(level: LevelWithSilent): Options {
+  return {
+    level,
+    timestamp: stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    // Headers are never logged (see requestLine); this covers an object logged by hand.
+    redact: {
+      paths: ['req.headers.authorization', 'headers.authorization', 'authorization'],
+      censor: '[REDACTED]',
+    },
+    // Whatever a line holds (a message, an error's stack, a path), keys do not reach the output.
+    hooks: { streamWrite: redactApiKeys },
+    // The id that setResponseHeaders chose and sent back as X-Request-Id: one id everywhere.
+    genReqId: (request) => requestIdOf(request),
+    customAttributeKeys: { reqId: 'requestId' },
+    // Lines written while a request is handled (the error filter's) carry its id and nothing
+    // else; the request line is built by requestLine.
+    quietReqLogger: true,
+    quietResLogger: true,
+    customLogLevel: (_request, response, error) =>
+      error || response.statusCode >= 500 ? 'error' : 'info',
+    customSuccessObject: (request, response, fields: ResponseTime) =>
+      requestLine(request, response, fields),
+    // Without the synthetic "failed with status code" error: the filter logs the real one.
+    customErrorObject: (request, response, _error, fields: ResponseTime) =>
+      requestLine(request, response, fields),
+  };
+}
+
+interface ResponseTime {
+  responseTime: number;
+}
+
+function requestIdOf(request: IncomingMessage): string {
+  const id = request.headers['x-request-id'];
+  return typeof id === 'string' ? id : randomUUID();
+}
+
+function requestLine(
+  request: IncomingMessage,
+  response: ServerResponse,
+  { responseTime }: ResponseTime,
+): Record<string, unknown> {
+  // Express's request: the original URL (with its query) and the key's workspace, once known.
+  const { originalUrl, auth } = request as Request;
+  return {
+    method: request.method,
+    path: originalUrl ?? request.url,
+    statusCode: response.statusCode,
+    durationMs: responseTime,
+    workspaceId: auth?.workspace.id,
+  };
+}

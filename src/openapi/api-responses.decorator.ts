@@ -1,0 +1,142 @@
+import { applyDecorators, type Type } from '@nestjs/common';
+import { ApiHeader, ApiResponse, type HeadersObject, type SchemaObject } from '@nestjs/swagger';
+import { ErrorEnvelopeDto } from '../common/error-envelope.dto';
+import { SANE_REQUEST_ID } from '../common/response-headers';
+
+// The headers of the contract, as the document states them. `required: true` means that every
+// response of that status carries the header: the e2e suite checks exactly that (test/support).
+const integer = (minimum: number): SchemaObject => ({ type: 'integer', minimum });
+
+const EVERY_RESPONSE: HeadersObject = {
+  'X-Request-Id': {
+    required: true,
+    description:
+      "The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same " +
+      "id is in the server's log line for the request: quote it when reporting a problem.",
+    schema: { type: 'string', pattern: SANE_REQUEST_ID.source },
+  },
+  'Cache-Control': {
+    required: true,
+    description: 'The data is private to a workspace: no shared or browser cache may keep it.',
+    schema: { type: 'string', enum: ['no-store'] },
+  },
+};
+
+const RATE_LIMIT = (required: boolean, remaining = integer(0)): HeadersObject => ({
+  'X-RateLimit-Limit': {
+    required,
+    description: 'Requests allowed per one-minute window.',
+    schema: integer(1),
+  },
+  'X-RateLimit-Remaining': {
+    required,
+    description: 'Requests left in the current window.',
+    schema: remaining,
+  },
+  'X-RateLimit-Reset': {
+    required,
+    description: 'Whole seconds until the current window resets.',
+    schema: integer(1),
+  },
+});
+
+const RETRY_AFTER: HeadersObject = {
+  'Retry-After': {
+    required: true,
+    description: 'Whole seconds to wait before the next window (same value as X-RateLimit-Reset).',
+    schema: integer(1),
+  },
+};
+
+const WWW_AUTHENTICATE: HeadersObject = {
+  'WWW-Authenticate': {
+    required: true,
+    description: 'The authentication scheme to use.',
+    schema: { type: 'string', enum: ['Bearer'] },
+  },
+};
+
+const errorExample = (statusCode: number, error: string, message: string | string[]) => ({
+  statusCode,
+  message,
+  error,
+  path: '/v1/companies?limit=500',
+  timestamp: '2026-03-01T09:30:00.000Z',
+});
+
+/**
+ * The responses every operation of v1 documents: the 200 with its schema, and each error with
+ * the envelope. All of them follow the authentication and rate-limit rules of the contract.
+ */
+export function ApiContractResponses(ok: Type<unknown>, okDescription: string): MethodDecorator {
+  return applyDecorators(
+    ApiHeader({
+      name: 'X-Request-Id',
+      required: false,
+      // In words, not as the regex: SwaggerModule puts the document into Swagger UI's script
+      // with String.replace, where `$` followed by a backquote is a replacement pattern.
+      description:
+        'An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: ' +
+        'echoed in the response and logged. Any other value is replaced by a generated id, not ' +
+        'refused.',
+      schema: { type: 'string' },
+    }),
+    ApiResponse({
+      status: 200,
+      description: okDescription,
+      type: ok,
+      headers: { ...RATE_LIMIT(true), ...EVERY_RESPONSE },
+    }),
+    ApiResponse({
+      status: 400,
+      description:
+        'A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO ' +
+        '8601 date-time, given twice, or unknown. `message` has one entry per violated ' +
+        'constraint. The request counts against the rate limit.',
+      type: ErrorEnvelopeDto,
+      headers: { ...RATE_LIMIT(true), ...EVERY_RESPONSE },
+      example: errorExample(400, 'BAD_REQUEST', ['limit must not be greater than 200']),
+    }),
+    ApiResponse({
+      status: 401,
+      description:
+        'The key is absent, malformed, unknown or revoked, its workspace is on a plan without API ' +
+        'access (`starter`) or suspended: the same response for all, so that the reason cannot ' +
+        'be told. The key is checked before the parameters.',
+      type: ErrorEnvelopeDto,
+      headers: { ...WWW_AUTHENTICATE, ...EVERY_RESPONSE },
+      example: errorExample(401, 'UNAUTHORIZED', 'Unauthorized'),
+    }),
+    ApiResponse({
+      status: 429,
+      description:
+        'The rate limit is reached: 120 requests per one-minute window per key, or, for requests ' +
+        'that fail authentication, 300 per minute per client address. Wait `Retry-After` seconds.',
+      type: ErrorEnvelopeDto,
+      headers: {
+        ...RETRY_AFTER,
+        ...RATE_LIMIT(true, { type: 'integer', enum: [0] }),
+        ...EVERY_RESPONSE,
+      },
+      example: errorExample(429, 'TOO_MANY_REQUESTS', 'Too Many Requests'),
+    }),
+    ApiResponse({
+      status: 500,
+      description:
+        'An unexpected failure; the body carries no detail of it. The X-RateLimit headers are ' +
+        'present when the key had been accepted.',
+      type: ErrorEnvelopeDto,
+      headers: { ...RATE_LIMIT(false), ...EVERY_RESPONSE },
+      example: errorExample(500, 'INTERNAL_SERVER_ERROR', 'Internal server error'),
+    }),
+    ApiResponse({
+      status: 503,
+      description:
+        'The database is unreachable or timing out; retry later, the service recovers by itself. ' +
+        'The X-RateLimit headers are present when the key had been accepted.',
+      type: ErrorEnvelopeDto,
+      headers: { ...RATE_LIMIT(false), ...EVERY_RESPONSE },
+      example: errorExample(503, 'SERVICE_UNAVAILABLE', 'Service temporarily unavailable'),
+    }),
+  );
+}

@@ -1,0 +1,69 @@
+import type { INestApplication } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { join } from 'node:path';
+import { DOCS_PATH } from '../common/security-headers';
+import { CompaniesModule } from '../companies/companies.module';
+import { LeadsModule } from '../leads/leads.module';
+import { MeModule } from '../me/me.module';
+import { API_DESCRIPTION, API_KEY_DESCRIPTION } from './api-description';
+
+/** Where `npm run openapi` writes the document for integrators (committed). */
+export const OPENAPI_FILE = join(__dirname, '..', '..', 'docs', 'openapi.json');
+
+/**
+ * The published contract, generated from the controllers and DTOs. OpenAPI 3.0.3, not 3.1:
+ * @nestjs/swagger 11 writes nullable fields as `nullable: true`, which 3.1 no longer knows.
+ */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setOpenAPIVersion('3.0.3')
+    .setTitle('Visitor read API')
+    .setDescription(API_DESCRIPTION)
+    .setVersion('1')
+    .addServer('/', 'The host that serves this document')
+    .addServer(
+      '{base_url}',
+      'A deployment of the service (the production host is not deployed yet)',
+      {
+        base_url: { default: 'http://localhost:3000' },
+      },
+    )
+    // bearerFormat would otherwise default to JWT, which these keys are not.
+    .addBearerAuth({
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'st_ API key',
+      description: API_KEY_DESCRIPTION,
+    })
+    .addTag('workspace', 'Checking a key')
+    .addTag('companies', 'Identified companies and their contacts')
+    .addTag('leads', 'Qualified leads')
+    .build();
+  // Only the public API's modules: whatever else the application serves (health probes) is not
+  // part of the contract unless it is added here.
+  return SwaggerModule.createDocument(app, config, {
+    include: [MeModule, CompaniesModule, LeadsModule],
+  });
+}
+
+/** The committed file's exact text, so that a test can compare it byte for byte. */
+export function serializeOpenApiDocument(document: OpenAPIObject): string {
+  return `${JSON.stringify(document, null, 2)}\n`;
+}
+
+/**
+ * `GET /v1/openapi.json` and the Swagger UI at `GET /docs`, its assets served from node_modules
+ * (no CDN). SwaggerModule registers plain express routes: they run after the middleware already
+ * installed (response headers) but before Nest's guards, so they need no key and are outside the
+ * rate limit; any other path still ends in Nest's 404 envelope.
+ */
+export function serveApiDocs(app: NestExpressApplication): void {
+  // DOCS_PATH: the path whose Content-Security-Policy lets Swagger UI's page run.
+  SwaggerModule.setup(DOCS_PATH, app, buildOpenApiDocument(app), {
+    jsonDocumentUrl: 'v1/openapi.json',
+    raw: ['json'],
+    customSiteTitle: 'Visitor read API v1',
+    swaggerOptions: { displayOperationId: true },
+  });
+}

@@ -1,0 +1,545 @@
+import type {
+  HeaderObject,
+  OpenAPIObject,
+  OperationObject,
+  ParameterObject,
+  ReferenceObject,
+  ResponseObject,
+  SchemaObject,
+} from '@nestjs/swagger';
+import { readFileSync } from 'node:fs';
+import { Script } from 'node:vm';
+import request from 'supertest';
+import * as rateLimitHeaders from '../src/common/rate-limit-headers';
+import { AllExceptionsFilter } from '../src/common/all-exceptions.filter';
+import { CompaniesService } from '../src/companies/companies.service';
+import {
+  buildOpenApiDocument,
+  OPENAPI_FILE,
+  serializeOpenApiDocument,
+} from '../src/openapi/openapi';
+import { createTestApp, type TestApp } from './support/app';
+import { takeContractViolations } from './support/contract-violations';
+import { createTenant, expectErrorEnvelope, getWithKey } from './support/http';
+
+type Schema = SchemaObject | ReferenceObject;
+
+/** A schema in one line, every constraint included: `number 0..100`, `string | null`, `Plan`. */
+function summary(schema: Schema): string {
+  if ('$ref' in schema) return schema.$ref.replace('#/components/schemas/', '');
+  if (schema.allOf) return schema.allOf.map(summary).join(' & ');
+  if (schema.oneOf) return schema.oneOf.map(summary).join(' | ');
+  let text =
+    schema.type === 'array' && schema.items ? `${summary(schema.items)}[]` : String(schema.type);
+  if (schema.format) text += ` ${schema.format}`;
+  if (schema.minimum !== undefined || schema.maximum !== undefined) {
+    text += ` ${schema.minimum ?? ''}..${schema.maximum ?? ''}`;
+  }
+  if (schema.enum) text += ` (${schema.enum.join('|')})`;
+  if (schema.pattern) text += ` /${schema.pattern}/`;
+  if (schema.default !== undefined) text += ` = ${String(schema.default)}`;
+  if (schema.nullable) text += ' | null';
+  return text;
+}
+
+/** Every property of a component schema, summarised; and every one of them must be required. */
+function fields(document: OpenAPIObject, name: string): Record<string, string> {
+  const schema = document.components?.schemas?.[name] as SchemaObject;
+  const properties = schema.properties ?? {};
+  expect([...(schema.required ?? [])].sort()).toEqual(Object.keys(properties).sort());
+  return Object.fromEntries(
+    Object.entries(properties).map(([key, value]) => [key, summary(value)]),
+  );
+}
+
+const OPERATIONS = [
+  ['/v1/me', 'getMe', 'workspace', 'WorkspaceDto'],
+  ['/v1/companies', 'listCompanies', 'companies', 'CompanyPageDto'],
+  ['/v1/leads', 'listLeads', 'leads', 'LeadPageDto'],
+] as const;
+
+const EVERY_RESPONSE = {
+  'X-Request-Id': 'string /^[A-Za-z0-9._:-]{1,128}$/',
+  'Cache-Control': 'string (no-store)',
+};
+const RATE_LIMIT = {
+  'X-RateLimit-Limit': 'integer 1..',
+  'X-RateLimit-Remaining': 'integer 0..',
+  'X-RateLimit-Reset': 'integer 1..',
+};
+
+/** The headers of a response: name, required or not, and the schema summarised. */
+function headersOf(response: ResponseObject): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(response.headers ?? {}).map(([name, header]) => {
+      const { required, schema } = header as HeaderObject;
+      return [name, `${required ? 'required' : 'optional'} ${summary(schema as Schema)}`];
+    }),
+  );
+}
+
+const required = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, `required ${value}`]));
+const optional = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, `optional ${value}`]));
+
+describe('the OpenAPI document', () => {
+  let t: TestApp;
+  let document: OpenAPIObject;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    document = buildOpenApiDocument(t.app);
+  });
+
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const operation = (path: string) => document.paths[path].get as OperationObject;
+
+  it('is committed as docs/openapi.json, exactly as the code generates it', () => {
+    const committed = readFileSync(OPENAPI_FILE, 'utf8');
+    // On a failure: `npm run openapi` writes the file again; commit it with the change.
+    expect(committed).toBe(serializeOpenApiDocument(document));
+  });
+
+  describe('GET /v1/openapi.json', () => {
+    it('serves the document without a key, with the headers of every response', async () => {
+      const response = await request(t.app.getHttpServer())
+        .get('/v1/openapi.json')
+        .set('X-Request-Id', 'openapi-1');
+
+      expect(response.status).toBe(200);
+      expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(response.headers['cache-control']).toBe('no-store');
+      expect(response.headers['x-request-id']).toBe('openapi-1');
+      expect(response.body).toEqual(JSON.parse(readFileSync(OPENAPI_FILE, 'utf8')));
+      // Outside the rate limit: nothing counted, nothing announced.
+      expect(response.headers['x-ratelimit-limit']).toBeUndefined();
+    });
+  });
+
+  describe('GET /docs', () => {
+    it('serves Swagger UI and its assets without a key, with the headers of every response', async () => {
+      for (const [path, type] of [
+        ['/docs', /^text\/html/],
+        ['/docs/swagger-ui.css', /^text\/css/],
+        ['/docs/swagger-ui-bundle.js', /javascript/],
+        ['/docs/swagger-ui-init.js', /javascript/],
+      ] as const) {
+        const response = await request(t.app.getHttpServer()).get(path).set('X-Request-Id', 'd-1');
+
+        expect(response.status).toBe(200);
+        expect(response.headers['content-type']).toMatch(type);
+        expect(response.headers['cache-control']).toBe('no-store');
+        expect(response.headers['x-request-id']).toBe('d-1');
+      }
+    });
+
+    it('gives Swagger UI a script that parses, holding the document', async () => {
+      const response = await request(t.app.getHttpServer())
+        .get('/docs/swagger-ui-init.js')
+        .buffer(true)
+        .parse((res, done) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => done(null, text));
+        });
+
+      // Compiled, not run: a syntax error here is a blank /docs page.
+      expect(() => new Script(response.body as string)).not.toThrow();
+      expect(response.body).toContain('"operationId": "listCompanies"');
+    });
+  });
+
+  it('leaves the 404 envelope of every other path unchanged', async () => {
+    for (const [method, path] of [
+      ['get', '/v1/openapi.json/extra'],
+      ['get', '/v1/openapi.yaml'],
+      ['get', '/docs-json'],
+      ['get', '/docs/nope.js'],
+      ['get', '/docs/LICENSE'],
+      ['post', '/v1/openapi.json'],
+    ] as const) {
+      const response = await request(t.app.getHttpServer())[method](path);
+
+      expectErrorEnvelope(response, {
+        status: 404,
+        error: 'NOT_FOUND',
+        path,
+        message: 'Not Found',
+      });
+      expect(response.headers['cache-control']).toBe('no-store');
+    }
+  });
+
+  it('is OpenAPI 3.0.3, version 1 of the API, with its title, description and servers', () => {
+    expect(document.openapi).toBe('3.0.3');
+    expect(document.info.version).toBe('1');
+    expect(document.info.title).toBe('Visitor read API');
+    const description = document.info.description ?? '';
+    // The sync recipe, the rate limit and the key format are stated in words.
+    expect(description).toContain('**before** you start reading');
+    expect(description).toContain('upsert by `id`');
+    expect(description).toContain('120 requests per key per fixed one-minute window');
+    expect(description).toContain('Retry-After');
+    expect(description).toContain('`st_`');
+    expect(description).toContain('`Cache-Control: no-store`');
+    expect(document.servers).toEqual([
+      { url: '/', description: expect.any(String) },
+      {
+        url: '{base_url}',
+        description: expect.any(String),
+        variables: { base_url: { default: 'http://localhost:3000' } },
+      },
+    ]);
+  });
+
+  it('describes the bearer key scheme', () => {
+    expect(document.components?.securitySchemes).toEqual({
+      bearer: {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'st_ API key',
+        description: expect.stringContaining('`st_` + at least 32 base62 characters'),
+      },
+    });
+  });
+
+  it('has exactly the three GET operations, with their ids, tags and the bearer key', () => {
+    expect(Object.keys(document.paths).sort()).toEqual(['/v1/companies', '/v1/leads', '/v1/me']);
+    for (const [path, operationId, tag] of OPERATIONS) {
+      expect(Object.keys(document.paths[path])).toEqual(['get']);
+      expect(operation(path)).toMatchObject({
+        operationId,
+        tags: [tag],
+        security: [{ bearer: [] }],
+      });
+    }
+  });
+
+  it.each(['/v1/companies', '/v1/leads'])('gives %s the same limit, offset and since', (path) => {
+    const parameters = operation(path).parameters as ParameterObject[];
+    expect(
+      parameters.map((p) => `${p.in} ${p.name} ${p.required ? 'required' : 'optional'}`),
+    ).toEqual([
+      'query limit optional',
+      'query offset optional',
+      'query since optional',
+      'header X-Request-Id optional',
+    ]);
+    expect(parameters.slice(0, 3).map((p) => summary(p.schema as Schema))).toEqual([
+      'integer 1..200 = 50',
+      'integer 0..9007199254740991 = 0',
+      'string date-time',
+    ]);
+    const since = parameters[2].description ?? '';
+    expect(since).toContain('inclusive');
+    expect(since).toContain('`lastSeen` >= `since`');
+    expect(since).toContain('`createdAt` >= `since`');
+  });
+
+  it('gives GET /v1/me no query parameter', () => {
+    const parameters = operation('/v1/me').parameters as ParameterObject[];
+    expect(parameters.filter((p) => p.in === 'query')).toEqual([]);
+  });
+
+  it.each(OPERATIONS)('documents every response of %s', (path, _id, _tag, okSchema) => {
+    const responses = operation(path).responses as Record<string, ResponseObject>;
+    expect(Object.keys(responses).sort()).toEqual(['200', '400', '401', '429', '500', '503']);
+
+    const bodies = Object.fromEntries(
+      Object.entries(responses).map(([status, r]) => [
+        status,
+        summary(r.content?.['application/json'].schema as Schema),
+      ]),
+    );
+    expect(bodies).toEqual({
+      200: okSchema,
+      400: 'ErrorEnvelopeDto',
+      401: 'ErrorEnvelopeDto',
+      429: 'ErrorEnvelopeDto',
+      500: 'ErrorEnvelopeDto',
+      503: 'ErrorEnvelopeDto',
+    });
+
+    expect(headersOf(responses[200])).toEqual(required({ ...RATE_LIMIT, ...EVERY_RESPONSE }));
+    expect(headersOf(responses[400])).toEqual(required({ ...RATE_LIMIT, ...EVERY_RESPONSE }));
+    expect(headersOf(responses[401])).toEqual(
+      required({ 'WWW-Authenticate': 'string (Bearer)', ...EVERY_RESPONSE }),
+    );
+    expect(headersOf(responses[429])).toEqual(
+      required({
+        'Retry-After': 'integer 1..',
+        ...RATE_LIMIT,
+        'X-RateLimit-Remaining': 'integer (0)',
+        ...EVERY_RESPONSE,
+      }),
+    );
+    for (const status of [500, 503]) {
+      expect(headersOf(responses[status])).toEqual({
+        ...optional(RATE_LIMIT),
+        ...required(EVERY_RESPONSE),
+      });
+    }
+  });
+
+  it('shows the exact fixed body of each error status as its example', () => {
+    const example = (status: number) =>
+      (operation('/v1/leads').responses[status] as ResponseObject).content?.['application/json']
+        .example as { error: string; message: unknown };
+    expect(example(401)).toMatchObject({ error: 'UNAUTHORIZED', message: 'Unauthorized' });
+    expect(example(429)).toMatchObject({
+      error: 'TOO_MANY_REQUESTS',
+      message: 'Too Many Requests',
+    });
+    expect(example(500)).toMatchObject({
+      error: 'INTERNAL_SERVER_ERROR',
+      message: 'Internal server error',
+    });
+    expect(example(503)).toMatchObject({
+      error: 'SERVICE_UNAVAILABLE',
+      message: 'Service temporarily unavailable',
+    });
+  });
+
+  describe('schemas: every field required, with its type, nullability, enum and bounds', () => {
+    it('WorkspaceDto', () => {
+      expect(fields(document, 'WorkspaceDto')).toEqual({
+        id: 'string',
+        name: 'string',
+        plan: 'Plan',
+      });
+    });
+
+    it('CompanyDto', () => {
+      expect(fields(document, 'CompanyDto')).toEqual({
+        id: 'string',
+        name: 'string',
+        domain: 'string',
+        industry: 'string',
+        size: 'string',
+        country: 'string',
+        city: 'string',
+        revenue: 'string',
+        siren: 'string | null',
+        intentScore: 'number 0..100',
+        intentLevel: 'IntentLevel',
+        icpScore: 'number 0..100',
+        commercialScore: 'number 0..100',
+        crmStatus: 'CrmStatus',
+        visitsCount: 'integer 0..',
+        firstSeen: 'string date-time',
+        lastSeen: 'string date-time',
+        contacts: 'ContactDto[]',
+      });
+    });
+
+    it('ContactDto', () => {
+      expect(fields(document, 'ContactDto')).toEqual({
+        id: 'string',
+        name: 'string',
+        jobTitle: 'string',
+        email: 'string | null',
+        phone: 'string | null',
+        linkedin: 'string | null',
+        seniority: 'Seniority',
+      });
+    });
+
+    it('LeadDto', () => {
+      expect(fields(document, 'LeadDto')).toEqual({
+        id: 'string',
+        companyId: 'string',
+        companyName: 'string',
+        contactName: 'string',
+        contactTitle: 'string',
+        intentScore: 'number 0..100',
+        intentLevel: 'IntentLevel',
+        signal: 'string',
+        recommendedAction: 'string',
+        status: 'LeadStatus',
+        createdAt: 'string date-time',
+        contactEmail: 'string | null',
+        assignedToId: 'string | null',
+      });
+    });
+
+    it.each([
+      ['CompanyPageDto', 'CompanyDto[]'],
+      ['LeadPageDto', 'LeadDto[]'],
+    ])('%s', (name, data) => {
+      expect(fields(document, name)).toEqual({
+        total: 'integer 0..',
+        limit: 'integer 1..200',
+        offset: 'integer 0..9007199254740991',
+        data,
+      });
+    });
+
+    it('ErrorEnvelopeDto', () => {
+      expect(fields(document, 'ErrorEnvelopeDto')).toEqual({
+        statusCode: 'integer',
+        message: 'string | string[]',
+        error: 'string',
+        path: 'string',
+        timestamp: 'string date-time',
+      });
+    });
+
+    it.each([
+      ['Plan', ['growth', 'starter']],
+      ['IntentLevel', ['hot', 'warm', 'cold']],
+      ['CrmStatus', ['new', 'qualified', 'in_crm', 'contacted', 'won', 'lost']],
+      ['Seniority', ['c_level', 'vp', 'director', 'manager', 'ic']],
+      ['LeadStatus', ['new', 'contacted', 'qualified', 'converted', 'dismissed']],
+    ])('the enumeration %s', (name, values) => {
+      expect(document.components?.schemas?.[name]).toMatchObject({ type: 'string', enum: values });
+    });
+  });
+});
+
+describe('with a limit of 2 requests per minute per key and per address', () => {
+  let t: TestApp;
+  let key: string;
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      env: { RATE_LIMIT_PER_MINUTE: '2', AUTH_FAILURE_LIMIT_PER_MINUTE: '2' },
+    });
+  });
+
+  afterAll(async () => {
+    await t.close();
+  });
+
+  beforeEach(async () => {
+    ({ key } = await createTenant(t.prisma));
+  });
+
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
+
+  const http = () => request(t.app.getHttpServer());
+
+  describe('the document and its page are outside the rate limit', () => {
+    it('does not count them against the key', async () => {
+      for (const path of ['/v1/openapi.json', '/docs', '/docs/swagger-ui.css']) {
+        for (let i = 0; i < 3; i++) {
+          expect((await http().get(path).set('Authorization', `Bearer ${key}`)).status).toBe(200);
+        }
+      }
+
+      const first = await getWithKey(t.app, '/v1/me', key);
+      expect(first.status).toBe(200);
+      expect(first.headers['x-ratelimit-remaining']).toBe('1');
+    });
+
+    it('serves them to a key whose budget is spent', async () => {
+      await getWithKey(t.app, '/v1/me', key);
+      await getWithKey(t.app, '/v1/me', key);
+      expect((await getWithKey(t.app, '/v1/me', key)).status).toBe(429);
+
+      const response = await http().get('/v1/openapi.json').set('Authorization', `Bearer ${key}`);
+      expect(response.status).toBe(200);
+      expect(response.body.info.version).toBe('1');
+    });
+
+    it('does not count a bad key sent with them as a failed authentication', async () => {
+      for (const authorization of ['Bearer st_not-a-key', 'Basic abc', 'Bearer']) {
+        for (let i = 0; i < 3; i++) {
+          const response = await http().get('/v1/openapi.json').set('Authorization', authorization);
+          expect(response.status).toBe(200);
+        }
+      }
+
+      // The address's budget of failures (2) is whole: a bad key on the API is still a 401.
+      const refused = await http().get('/v1/me').set('Authorization', 'Bearer st_not-a-key');
+      expect(refused.status).toBe(401);
+    });
+  });
+
+  // The check that every e2e response matches the document (support/openapi-contract.ts) must
+  // itself be able to fail: each case below breaks one response and expects it to be reported.
+  describe('the e2e suite’s contract check', () => {
+    it('reports a 200 body that does not match its schema', async () => {
+      jest
+        .spyOn(CompaniesService.prototype, 'list')
+        .mockResolvedValueOnce({ total: 1, limit: 50, offset: 0, data: [{ id: 'co_1' }] as never });
+
+      expect((await getWithKey(t.app, '/v1/companies', key)).status).toBe(200);
+
+      expect(takeContractViolations()).toEqual([
+        expect.stringMatching(/^GET \/v1\/companies -> 200: .*data\/0 must have required property/),
+      ]);
+    });
+
+    it('reports a 5xx body that is not the envelope', async () => {
+      jest.spyOn(CompaniesService.prototype, 'list').mockRejectedValueOnce(new Error('boom'));
+      // A message that is neither a string nor an array of strings. (The filter's `catch` itself
+      // cannot be replaced once the app is initialised: Nest has bound it.)
+      jest
+        .spyOn(AllExceptionsFilter.prototype as unknown as { messageOf(): unknown }, 'messageOf')
+        .mockReturnValueOnce(42);
+
+      expect((await getWithKey(t.app, '/v1/companies', key)).status).toBe(500);
+
+      expect(takeContractViolations()).toEqual([
+        'GET /v1/companies -> 500: the body does not match its schema',
+      ]);
+    });
+
+    it('reports a required header that is missing', async () => {
+      // The 429 without the X-RateLimit headers that the contract promises on it.
+      jest.spyOn(rateLimitHeaders, 'setRateLimitHeaders').mockImplementation(() => undefined);
+      await getWithKey(t.app, '/v1/me', key);
+      await getWithKey(t.app, '/v1/me', key);
+
+      expect((await getWithKey(t.app, '/v1/me', key)).status).toBe(429);
+
+      expect(takeContractViolations()).toEqual([
+        'GET /v1/me -> 429: the X-RateLimit-Limit header is missing',
+        'GET /v1/me -> 429: the X-RateLimit-Remaining header is missing',
+        'GET /v1/me -> 429: the X-RateLimit-Reset header is missing',
+      ]);
+    });
+
+    it('reports a header whose value does not match its schema', async () => {
+      jest.spyOn(rateLimitHeaders, 'setRateLimitHeaders').mockImplementation((response) => {
+        response.setHeader('X-RateLimit-Limit', 2);
+        response.setHeader('X-RateLimit-Remaining', 1);
+        response.setHeader('X-RateLimit-Reset', 'soon');
+        response.setHeader('Retry-After', 60);
+      });
+      await getWithKey(t.app, '/v1/me', key);
+      await getWithKey(t.app, '/v1/me', key);
+
+      expect((await getWithKey(t.app, '/v1/me', key)).status).toBe(429);
+
+      expect(takeContractViolations()).toEqual([
+        'GET /v1/me -> 429: the X-RateLimit-Remaining header (1) does not match its schema',
+        'GET /v1/me -> 429: the X-RateLimit-Reset header (soon) does not match its schema',
+      ]);
+    });
+
+    it('reports a documented operation that does not answer JSON', async () => {
+      jest.spyOn(CompaniesService.prototype, 'list').mockResolvedValueOnce(undefined as never);
+
+      await getWithKey(t.app, '/v1/companies', key);
+
+      expect(takeContractViolations()).toEqual([
+        'GET /v1/companies -> 200: not answered with JSON',
+      ]);
+    });
+
+    it('leaves paths outside the document alone', async () => {
+      expect((await getWithKey(t.app, '/v1/nope', key)).status).toBe(404);
+      expect((await http().get('/docs')).status).toBe(200);
+
+      expect(takeContractViolations()).toEqual([]);
+    });
+  });
+});

@@ -1,0 +1,222 @@
+import { PrismaPg } from '@prisma/adapter-pg';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { Agent, request, type IncomingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { findFreePort } from './support/free-port';
+import { PrismaClient } from '../src/generated/prisma/client';
+import { createTestDatabase, type TestDatabase } from './support/database';
+import { createCompany, createLead } from './support/factories';
+import { createTenant } from './support/http';
+
+/*
+ * The built server (`node dist/main.js`, as the container runs it; `npm test` builds it first) on
+ * a database of its own, stopped with SIGTERM in the middle of a load.
+ */
+const MAIN = join(__dirname, '..', 'dist', 'main.js');
+const CLIENT_TIMEOUT_MS = 8_000;
+const EXIT_BOUND_MS = 20_000;
+// Requests kept waiting inside the server (on a table lock) when SIGTERM comes: in flight for sure.
+const HELD = 5;
+const LOAD_WORKERS = 100;
+
+interface Outcome {
+  status?: number;
+  headers?: IncomingHttpHeaders;
+  error?: string;
+  /** Whether SIGTERM had been sent when the outcome arrived. */
+  afterSigterm: boolean;
+}
+
+let database: TestDatabase;
+let prisma: PrismaClient;
+let server: ChildProcess | undefined;
+let locker: Client | undefined;
+const agents: Agent[] = [];
+const output: string[] = [];
+let sigtermSent = false;
+
+afterAll(async () => {
+  if (server && server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
+  for (const agent of agents) agent.destroy();
+  await locker?.end().catch(() => undefined);
+  await prisma?.$disconnect();
+  await database?.drop();
+});
+
+function get(agent: Agent, port: number, path: string, key: string): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const call = request(
+      { agent, host: '127.0.0.1', port, path, headers: { Authorization: `Bearer ${key}` } },
+      (response) => {
+        response.resume();
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode,
+            headers: response.headers,
+            afterSigterm: sigtermSent,
+          }),
+        );
+      },
+    );
+    call.setTimeout(CLIENT_TIMEOUT_MS, () => call.destroy(new Error('client timeout')));
+    call.on('error', (error: NodeJS.ErrnoException) =>
+      resolve({ error: error.code ?? error.message, afterSigterm: sigtermSent }),
+    );
+    call.end();
+  });
+}
+
+/** Bounded polling while a process comes up or goes away (no fixed sleep decides anything). */
+async function until(what: string, check: () => Promise<boolean> | boolean): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`Timed out waiting for ${what}. Server output:\n${output.join('')}`);
+}
+
+const refusesConnections = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
+  });
+
+async function lockWaiters(client: Client): Promise<number> {
+  const { rows } = await client.query<{ waiting: number }>(
+    "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+  );
+  return rows[0].waiting;
+}
+
+it('SIGTERM under load: requests in flight are answered, nothing else fails, exit 0', async () => {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first.`);
+  database = await createTestDatabase();
+  prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: database.url }) });
+  const { workspace, key } = await createTenant(prisma);
+  const company = await createCompany(prisma, workspace.id);
+  await createLead(prisma, company);
+
+  const port = await findFreePort();
+  server = spawn(process.execPath, [MAIN], {
+    // Its own environment only (no .env in the temporary folder, nothing of this shell's).
+    cwd: tmpdir(),
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: 'production',
+      DATABASE_URL: database.url,
+      API_KEY_SECRET: process.env.API_KEY_SECRET,
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+      // The load is one key's: out of the way of the per-key limit.
+      RATE_LIMIT_PER_MINUTE: '1000000',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  server.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  server.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    server?.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+
+  const probe = new Agent({ keepAlive: true });
+  agents.push(probe);
+  await until('the server to answer', async () => {
+    if (server?.exitCode !== null) throw new Error(`The server exited:\n${output.join('')}`);
+    return (await get(probe, port, '/v1/me', key)).status === 200;
+  });
+
+  // The load: workers sending requests one after another over kept-alive connections, until the
+  // server is gone.
+  const load = new Agent({ keepAlive: true, maxSockets: LOAD_WORKERS });
+  agents.push(load);
+  const background: Outcome[] = [];
+  let reached: () => void = () => undefined;
+  const loadRunning = new Promise<void>((resolve) => (reached = resolve));
+  let stopLoad = false;
+  const workers = Array.from({ length: LOAD_WORKERS }, async () => {
+    while (!stopLoad) {
+      const outcome = await get(load, port, '/v1/companies?limit=5', key);
+      background.push(outcome);
+      if (background.length === 3 * LOAD_WORKERS) reached();
+      if (outcome.error) return;
+    }
+  });
+  await loadRunning;
+
+  // Requests held inside the server: their query waits on a lock that the test holds.
+  locker = new Client({ connectionString: database.url });
+  await locker.connect();
+  await locker.query('BEGIN');
+  await locker.query('LOCK TABLE leads IN ACCESS EXCLUSIVE MODE');
+  const heldAgent = new Agent({ keepAlive: true });
+  agents.push(heldAgent);
+  const held = Array.from({ length: HELD }, () => get(heldAgent, port, '/v1/leads', key));
+  const lockedBy = locker;
+  await until('the held requests to wait on the lock', async () => {
+    return (await lockWaiters(lockedBy)) === HELD;
+  });
+
+  sigtermSent = true;
+  server.kill('SIGTERM');
+  // Closed to new connections while the held requests are still waiting...
+  await until('the server to refuse connections', () => refusesConnections(port));
+  // ...which then finish.
+  await locker.query('ROLLBACK');
+
+  const heldOutcomes = await Promise.all(held);
+  let bound: NodeJS.Timeout | undefined;
+  const exit = await Promise.race([
+    exited,
+    new Promise<'no exit'>(
+      (resolve) => (bound = setTimeout(() => resolve('no exit'), EXIT_BOUND_MS)),
+    ),
+  ]);
+  clearTimeout(bound);
+  // A server that failed to stop would serve its kept-alive connections for ever.
+  stopLoad = true;
+  await Promise.all(workers);
+
+  // In flight at SIGTERM: answered, and told to close their connection.
+  for (const outcome of heldOutcomes) {
+    expect(outcome).toMatchObject({ status: 200, afterSigterm: true });
+    expect(outcome.headers?.connection).toBe('close');
+  }
+  expect(exit).toEqual({ code: 0, signal: null });
+
+  // The load: only 200s; once shutting down, the connection refused or closed, never an error
+  // status, a cut answer or a timeout, and nothing failed before SIGTERM.
+  const failed = background.filter((outcome) => outcome.status === undefined);
+  expect(
+    background.filter((outcome) => outcome.status !== undefined && outcome.status !== 200),
+  ).toEqual([]);
+  expect(failed.length).toBeGreaterThan(0);
+  for (const outcome of failed) {
+    expect(outcome.afterSigterm).toBe(true);
+    expect(['ECONNREFUSED', 'ECONNRESET', 'EPIPE']).toContain(outcome.error);
+  }
+
+  // What the server wrote: JSON only (Nest's start-up messages included), the drain complete.
+  const lines = output
+    .join('')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as { level: string; msg: string; context?: string });
+  expect(lines).toContainEqual(
+    expect.objectContaining({
+      context: 'NestApplication',
+      msg: 'Nest application successfully started',
+    }),
+  );
+  const inFlight = lines.find((line) => line.msg.startsWith('SIGTERM: closing the HTTP server'));
+  expect(Number(/with (\d+) requests/.exec(inFlight?.msg ?? '')?.[1])).toBeGreaterThanOrEqual(HELD);
+  expect(lines.filter((line) => line.level === 'warn' || line.level === 'error')).toEqual([]);
+  expect(lines.at(-1)).toMatchObject({ context: 'Shutdown', msg: 'Shut down' });
+}, 90_000);

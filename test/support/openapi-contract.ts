@@ -1,0 +1,138 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { OpenAPIObject, OperationObject, ResponseObject } from '@nestjs/swagger';
+import type { NextFunction, Request, Response } from 'express';
+import * as OpenApiValidator from 'express-openapi-validator';
+// The library's own Ajv set-up (OpenAPI 3.0 keywords such as `nullable`, its formats), for what
+// its middleware leaves unchecked. Not its public API: an upgrade that moves it fails at import.
+import { createResponseAjv } from 'express-openapi-validator/dist/framework/ajv';
+import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types';
+import { recordContractViolation } from './contract-violations';
+
+type Validate = (data: unknown) => boolean;
+type Check = (response: Response, body: unknown) => string[];
+
+/**
+ * Checks every response of a test app against the OpenAPI document and records each mismatch:
+ * - express-openapi-validator validates the bodies of statuses below 500 (its JSON hook returns
+ *   early for 5xx statuses, by design);
+ * - the check below validates the bodies of 5xx responses, the headers that each documented
+ *   response marks `required` (and their values), and that a documented operation answers JSON.
+ * Paths the document does not describe (an unknown path's 404, /docs, health probes) are left
+ * alone, as are methods it does not describe (POST /v1/companies is a 404 of the router).
+ */
+export function installContractCheck(app: NestExpressApplication, document: OpenAPIObject): void {
+  const apiSpec = structuredClone(document) as unknown as OpenAPIV3.DocumentV3;
+  const validator = OpenApiValidator.middleware({
+    apiSpec,
+    validateRequests: false, // the suite sends invalid requests on purpose
+    validateSecurity: false, // the application's guard owns authentication
+    validateResponses: {
+      onError: (error, _body, request) => record(request, request.res?.statusCode, error.message),
+    },
+    ignoreUndocumented: true,
+    fileUploader: false,
+  });
+  for (const middleware of validator) {
+    // An error of the validator itself (an invalid document) is a violation too, not a bare 500.
+    app.use((request: Request, response: Response, next: NextFunction) => {
+      void middleware(request, response, (error?: unknown) => {
+        if (error) {
+          const message = error instanceof Error ? error.message : JSON.stringify(error);
+          record(request, undefined, `the validator failed: ${message}`);
+        }
+        next(error);
+      });
+    });
+  }
+  app.use(checkBeyondTheValidator(document));
+}
+
+function checkBeyondTheValidator(document: OpenAPIObject) {
+  const options = { strict: false, formats: {}, ajvFormats: { mode: 'fast' as const } };
+  const bodies = createResponseAjv(structuredClone(document) as never, options);
+  // Header values are text: "120" must pass for an integer.
+  const headers = createResponseAjv(structuredClone(document) as never, {
+    ...options,
+    coerceTypes: true,
+  });
+  const compile = (ajv: typeof bodies, schema: object): Validate => {
+    const validate = ajv.compile({ ...schema, components: document.components });
+    return (data) => validate(data);
+  };
+
+  const checks = new Map<string, Map<number, Check>>();
+  for (const [path, item] of Object.entries(document.paths)) {
+    if (path.includes('{')) throw new Error(`path parameters are not supported here: ${path}`);
+    for (const method of ['get', 'post', 'put', 'patch', 'delete'] as const) {
+      const operation: OperationObject | undefined = item[method];
+      if (!operation) continue;
+      const byStatus = new Map<number, Check>();
+      for (const [status, response] of Object.entries(operation.responses)) {
+        byStatus.set(Number(status), checkOf(response as ResponseObject, Number(status) >= 500));
+      }
+      checks.set(`${method.toUpperCase()} ${path.toLowerCase()}`, byStatus);
+    }
+  }
+
+  function checkOf(response: ResponseObject, validateBody: boolean): Check {
+    const schema = response.content?.['application/json']?.schema;
+    const body =
+      validateBody &&
+      schema &&
+      compile(bodies, { properties: { body: schema }, required: ['body'] });
+    const documented = Object.entries(response.headers ?? {}).map(([name, header]) => {
+      if ('$ref' in header || !header.schema) {
+        throw new Error(`inline header schemas only: ${name}`);
+      }
+      const value = compile(headers, { properties: { value: header.schema } });
+      return { name, required: header.required === true, value };
+    });
+    return (response, data) => {
+      const problems: string[] = [];
+      if (body && !body({ body: data })) problems.push('the body does not match its schema');
+      for (const header of documented) {
+        const sent = response.getHeader(header.name);
+        if (sent === undefined) {
+          if (header.required) problems.push(`the ${header.name} header is missing`);
+        } else if (!header.value({ value: String(sent) })) {
+          problems.push(`the ${header.name} header (${String(sent)}) does not match its schema`);
+        }
+      }
+      return problems;
+    };
+  }
+
+  return (request: Request, response: Response, next: NextFunction): void => {
+    // Express routes case-insensitively and ignores a trailing slash: so does this lookup.
+    const path = request.path.replace(/(.)\/+$/, '$1').toLowerCase();
+    const byStatus = checks.get(`${request.method} ${path}`);
+    if (!byStatus) return next();
+    let answeredWithJson = false;
+    const json = response.json.bind(response);
+    response.json = (body: unknown) => {
+      answeredWithJson = true;
+      const check = byStatus.get(response.statusCode);
+      // An undocumented status below 500 is reported by the validator already.
+      if (!check && response.statusCode >= 500) {
+        record(request, response.statusCode, 'undocumented');
+      }
+      for (const problem of check?.(response, body) ?? []) {
+        record(request, response.statusCode, problem);
+      }
+      return json(body);
+    };
+    // At end() rather than on 'finish', which may come after the client has the response.
+    const end = response.end.bind(response);
+    response.end = ((...args: Parameters<typeof end>) => {
+      if (!answeredWithJson) record(request, response.statusCode, 'not answered with JSON');
+      return end(...args);
+    }) as typeof response.end;
+    next();
+  };
+}
+
+function record(request: Request, status: number | undefined, problem: string): void {
+  recordContractViolation(
+    `${request.method} ${request.originalUrl} -> ${status ?? '?'}: ${problem}`,
+  );
+}
