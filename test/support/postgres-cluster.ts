@@ -3,7 +3,7 @@ import { appendFileSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { findFreePort } from './free-port';
+import { findFreePort } from '../../src/dev/free-port';
 
 const run = promisify(execFile);
 

@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 
-/** A TCP port free on 127.0.0.1 right now, as the OS picks it, for a server a test starts. */
+/** A TCP port free on 127.0.0.1 right now, as the OS picks it: for an embedded or test server. */
 export function findFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
