@@ -5,7 +5,16 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'coverage/', 'src/generated/', '.data/', 'eslint.config.mjs'] },
+  {
+    ignores: [
+      'dist/',
+      'clients/typescript/dist/',
+      'coverage/',
+      'src/generated/',
+      '.data/',
+      'eslint.config.mjs',
+    ],
+  },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   prettier,

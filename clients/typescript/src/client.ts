@@ -1,0 +1,173 @@
+import { backoffDelay } from './backoff.js';
+import { errorFromResponse, NetworkError } from './errors.js';
+import type { Company, CompanyPage, Lead, LeadPage, ListParams, Workspace } from './types.js';
+
+export interface ClientOptions {
+  /** `st_...`, sent as a bearer token. */
+  apiKey: string;
+  /** Where the API is served, without `/v1`: `https://api.example.com`. */
+  baseUrl: string;
+  /** Retries of a 503 or of a request that got no response, with backoff. Default 4. */
+  maxRetries?: number;
+  /** Retries of a 429, each after waiting `Retry-After`. Default 5. */
+  maxRateLimitRetries?: number;
+  /** The first backoff wait, in ms; it doubles with every retry. Default 500. */
+  backoffBaseMs?: number;
+  /** The longest backoff wait, in ms. Default 30 000. */
+  backoffMaxMs?: number;
+  /** Injectable for tests: the platform's `fetch` by default. */
+  fetch?: typeof fetch;
+  /** Injectable for tests: a `setTimeout` by default. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Injectable for tests: the jitter of backoff waits, in [0, 1). `Math.random` by default. */
+  random?: () => number;
+  /** Injectable for tests: the time in ms, to know when a spent rate-limit window ends. */
+  now?: () => number;
+}
+
+/** The largest page the API serves: the iterators use it to spend as few requests as possible. */
+export const PAGE_SIZE = 200;
+
+// 502 and 504 are what a load balancer answers while the service restarts: transient like a 503.
+const TRANSIENT_STATUSES = new Set([502, 503, 504]);
+
+export class Client {
+  private readonly apiKey: string;
+  private readonly baseUrl: string;
+  private readonly maxRetries: number;
+  private readonly maxRateLimitRetries: number;
+  private readonly backoff: { baseMs: number; maxMs: number; random: () => number };
+  private readonly fetch: typeof fetch;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly now: () => number;
+  /** When the rate-limit window we know to be spent ends (on `now`); 0 when none is. */
+  private spentUntil = 0;
+
+  constructor(options: ClientOptions) {
+    this.apiKey = options.apiKey;
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.maxRetries = options.maxRetries ?? 4;
+    this.maxRateLimitRetries = options.maxRateLimitRetries ?? 5;
+    this.backoff = {
+      baseMs: options.backoffBaseMs ?? 500,
+      maxMs: options.backoffMaxMs ?? 30_000,
+      random: options.random ?? Math.random,
+    };
+    // Bound, not a bare reference: some platforms' fetch throws when called with another `this`.
+    this.fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The workspace the key targets: a cheap way to check a key. */
+  me(): Promise<Workspace> {
+    return this.get<Workspace>('/v1/me', {});
+  }
+
+  /** One page of companies, `intentScore` descending; `since` keeps `lastSeen >= since`. */
+  listCompanies(params: ListParams = {}): Promise<CompanyPage> {
+    return this.get<CompanyPage>('/v1/companies', params);
+  }
+
+  /** One page of leads, `intentScore` descending; `since` keeps `createdAt >= since`. */
+  listLeads(params: ListParams = {}): Promise<LeadPage> {
+    return this.get<LeadPage>('/v1/leads', params);
+  }
+
+  /** Every company (seen at or after `since`), page after page of 200. */
+  companies(options: { since?: Date | string } = {}): AsyncGenerator<Company, void, undefined> {
+    return this.everything((params) => this.listCompanies(params), options.since);
+  }
+
+  /** Every lead (created at or after `since`), page after page of 200. */
+  leads(options: { since?: Date | string } = {}): AsyncGenerator<Lead, void, undefined> {
+    return this.everything((params) => this.listLeads(params), options.since);
+  }
+
+  private async *everything<T>(
+    list: (params: ListParams) => Promise<{ total: number; data: T[] }>,
+    since: Date | string | undefined,
+  ): AsyncGenerator<T, void, undefined> {
+    for (let offset = 0; ; offset += PAGE_SIZE) {
+      const page = await list({ limit: PAGE_SIZE, offset, since });
+      yield* page.data;
+      // A short page is the last; `total` saves the empty request after a last page that is full.
+      if (page.data.length < PAGE_SIZE || offset + PAGE_SIZE >= page.total) return;
+    }
+  }
+
+  private async get<T>(path: string, params: ListParams): Promise<T> {
+    const url = this.url(path, params);
+    let failures = 0;
+    let rateLimited = 0;
+    for (let attempt = 1; ; attempt++) {
+      await this.waitForWindow();
+      let response: Response;
+      try {
+        response = await this.fetch(url, {
+          headers: { Authorization: `Bearer ${this.apiKey}`, Accept: 'application/json' },
+        });
+      } catch (error) {
+        if (failures >= this.maxRetries) throw new NetworkError(attempt, error);
+        await this.sleep(backoffDelay(failures++, this.backoff));
+        continue;
+      }
+      this.noteRateLimit(response);
+      if (response.ok) return (await response.json()) as T;
+
+      if (response.status === 429 && rateLimited < this.maxRateLimitRetries) {
+        // The wait is the spent window's (noteRateLimit): being told to wait is not a failure.
+        rateLimited++;
+        await response.body?.cancel();
+        if (this.spentUntil <= this.now())
+          await this.sleep(backoffDelay(rateLimited, this.backoff));
+        continue;
+      }
+      if (TRANSIENT_STATUSES.has(response.status) && failures < this.maxRetries) {
+        await response.body?.cancel();
+        await this.sleep(backoffDelay(failures++, this.backoff));
+        continue;
+      }
+      // 400 and 401 would fail the same way again; a 500 is a fault of the service for this very
+      // request, so a retry would most likely hit it again and only delay the report.
+      throw await errorFromResponse(response, attempt);
+    }
+  }
+
+  /**
+   * Remembers when the window ends once it is spent (`X-RateLimit-Remaining: 0`, or a 429), so
+   * that the next request waits for the new window instead of spending itself on a known 429.
+   */
+  private noteRateLimit(response: Response): void {
+    const remaining = headerNumber(response, 'x-ratelimit-remaining');
+    const reset =
+      headerNumber(response, 'retry-after') ?? headerNumber(response, 'x-ratelimit-reset');
+    if ((remaining === 0 || response.status === 429) && reset !== null) {
+      this.spentUntil = Math.max(this.spentUntil, this.now() + reset * 1000);
+    }
+  }
+
+  private async waitForWindow(): Promise<void> {
+    const wait = this.spentUntil - this.now();
+    if (wait > 0) await this.sleep(wait);
+    this.spentUntil = 0;
+  }
+
+  private url(path: string, params: ListParams): string {
+    const url = new URL(`${this.baseUrl}${path}`);
+    // Only the parameters given: the API refuses an unknown or empty one with a 400.
+    if (params.limit !== undefined) url.searchParams.set('limit', String(params.limit));
+    if (params.offset !== undefined) url.searchParams.set('offset', String(params.offset));
+    if (params.since !== undefined) {
+      const since = params.since instanceof Date ? params.since.toISOString() : params.since;
+      url.searchParams.set('since', since);
+    }
+    return url.toString();
+  }
+}
+
+function headerNumber(response: Response, name: string): number | null {
+  const value = response.headers.get(name);
+  if (value === null || !/^\d+$/.test(value.trim())) return null;
+  return Number(value);
+}

@@ -1,0 +1,202 @@
+import {
+  BadRequestError,
+  Client,
+  InternalServerError,
+  NetworkError,
+  RateLimitError,
+  ServiceUnavailableError,
+  type ClientOptions,
+} from '../clients/typescript/src';
+
+/*
+ * The client's retry rules against scripted responses (what a real server cannot be made to do
+ * on demand: a 503 twice, a dropped connection). Nothing sleeps: `sleep` only records.
+ */
+const WORKSPACE = { id: 'ws_1', name: 'Acme', plan: 'growth' };
+
+function envelope(status: number, error: string, message: string | string[]) {
+  return {
+    statusCode: status,
+    message,
+    error,
+    path: '/v1/me',
+    timestamp: '2026-03-01T09:00:00.000Z',
+  };
+}
+
+function reply(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'Content-Type': 'application/json', 'X-Request-Id': `req-${status}`, ...headers },
+  });
+}
+
+/** A client whose fetch plays `script` in order (a function throws, as fetch does offline). */
+function scripted(script: (Response | (() => never))[], options: Partial<ClientOptions> = {}) {
+  const sleeps: number[] = [];
+  const urls: string[] = [];
+  let clock = 0;
+  const client = new Client({
+    apiKey: 'st_test',
+    baseUrl: 'http://api.test/',
+    fetch: (input) => {
+      urls.push(input as string); // the client always passes a string
+      const next = script.shift();
+      if (!next) throw new Error('the script is over');
+      return Promise.resolve(typeof next === 'function' ? next() : next);
+    },
+    sleep: (ms) => {
+      sleeps.push(ms);
+      clock += ms;
+      return Promise.resolve();
+    },
+    now: () => clock,
+    random: () => 0.5,
+    ...options,
+  });
+  return { client, sleeps, urls };
+}
+
+const offline = (): never => {
+  throw new TypeError('fetch failed');
+};
+const unavailable = () =>
+  reply(503, envelope(503, 'SERVICE_UNAVAILABLE', 'Service temporarily unavailable'));
+
+describe('Client retries', () => {
+  it('retries a 503 with growing, jittered, bounded waits, then returns the answer', async () => {
+    const { client, sleeps, urls } = scripted(
+      [unavailable(), unavailable(), reply(200, WORKSPACE)],
+      {
+        random: (() => {
+          const draws = [0.9, 0.1];
+          return () => draws.shift() ?? 0;
+        })(),
+      },
+    );
+
+    await expect(client.me()).resolves.toEqual(WORKSPACE);
+
+    expect(urls).toEqual([
+      'http://api.test/v1/me',
+      'http://api.test/v1/me',
+      'http://api.test/v1/me',
+    ]);
+    // Equal jitter on 500 ms then 1000 ms steps: half fixed, half drawn.
+    expect(sleeps).toEqual([250 + 0.9 * 250, 500 + 0.1 * 500]);
+    expect(sleeps[1]).toBeGreaterThan(sleeps[0]);
+  });
+
+  it('gives up on a 503 after maxRetries with a typed error carrying the envelope', async () => {
+    const { client, sleeps, urls } = scripted(
+      [unavailable(), unavailable(), unavailable(), unavailable()],
+      { maxRetries: 3, backoffBaseMs: 1000, backoffMaxMs: 3000 },
+    );
+
+    const error = await client.me().catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    expect(error).toMatchObject({
+      status: 503,
+      attempts: 4,
+      requestId: 'req-503',
+      envelope: envelope(503, 'SERVICE_UNAVAILABLE', 'Service temporarily unavailable'),
+    });
+    expect(urls).toHaveLength(4);
+    // Steps 1000, 2000, then capped at 3000.
+    expect(sleeps).toEqual([750, 1500, 2250]);
+  });
+
+  it('retries a request that got no response, then gives up with a NetworkError', async () => {
+    const recovered = scripted([offline, offline, reply(200, WORKSPACE)]);
+    await expect(recovered.client.me()).resolves.toEqual(WORKSPACE);
+    expect(recovered.sleeps).toEqual([375, 750]);
+
+    const down = scripted([offline, offline, offline], { maxRetries: 2 });
+    const error = await down.client.me().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(NetworkError);
+    expect(error).toMatchObject({ attempts: 3, cause: new TypeError('fetch failed') });
+    expect(down.urls).toHaveLength(3);
+    expect(down.sleeps).toEqual([375, 750]);
+  });
+
+  it('never retries a 400 or a 500', async () => {
+    const bad = scripted([
+      reply(400, envelope(400, 'BAD_REQUEST', ['limit must not be greater than 200'])),
+    ]);
+    await expect(bad.client.me()).rejects.toBeInstanceOf(BadRequestError);
+    expect(bad.urls).toHaveLength(1);
+    expect(bad.sleeps).toEqual([]);
+
+    const broken = scripted([
+      reply(500, envelope(500, 'INTERNAL_SERVER_ERROR', 'Internal server error')),
+    ]);
+    await expect(broken.client.me()).rejects.toBeInstanceOf(InternalServerError);
+    expect(broken.urls).toHaveLength(1);
+    expect(broken.sleeps).toEqual([]);
+  });
+
+  it('waits Retry-After on a 429, up to maxRateLimitRetries, then throws RateLimitError', async () => {
+    const tooMany = () =>
+      reply(429, envelope(429, 'TOO_MANY_REQUESTS', 'Too Many Requests'), {
+        'Retry-After': '7',
+        'X-RateLimit-Remaining': '0',
+        'X-RateLimit-Reset': '7',
+      });
+    const honoured = scripted([tooMany(), reply(200, WORKSPACE)]);
+    await expect(honoured.client.me()).resolves.toEqual(WORKSPACE);
+    expect(honoured.sleeps).toEqual([7000]);
+
+    const refused = scripted([tooMany(), tooMany(), tooMany()], { maxRateLimitRetries: 2 });
+    const error = await refused.client.me().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(error).toMatchObject({ status: 429, attempts: 3 });
+    expect(refused.sleeps).toEqual([7000, 7000]);
+  });
+
+  it('waits for the reset before the next request once X-RateLimit-Remaining is 0', async () => {
+    const spent = { 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '42' };
+    const { client, sleeps, urls } = scripted([
+      reply(200, WORKSPACE, { 'X-RateLimit-Remaining': '1', 'X-RateLimit-Reset': '50' }),
+      reply(200, WORKSPACE, spent),
+      reply(200, WORKSPACE, { 'X-RateLimit-Remaining': '9', 'X-RateLimit-Reset': '60' }),
+    ]);
+
+    await client.me();
+    await client.me();
+    expect(sleeps).toEqual([]);
+    await client.me();
+
+    expect(sleeps).toEqual([42_000]);
+    expect(urls).toHaveLength(3);
+  });
+});
+
+describe('Client iterators', () => {
+  const page = (total: number, offset: number, size: number) =>
+    reply(200, {
+      total,
+      limit: 200,
+      offset,
+      data: Array.from({ length: size }, (_, i) => ({ id: `ld_${offset + i}` })),
+    });
+
+  it('stop after a full last page when offset reaches total, without an empty request', async () => {
+    const { client, urls } = scripted([page(400, 0, 200), page(400, 200, 200)]);
+    const ids: string[] = [];
+    for await (const lead of client.leads({ since: '2026-03-01' })) ids.push(lead.id);
+    expect(ids).toHaveLength(400);
+    expect(urls).toEqual([
+      'http://api.test/v1/leads?limit=200&offset=0&since=2026-03-01',
+      'http://api.test/v1/leads?limit=200&offset=200&since=2026-03-01',
+    ]);
+  });
+
+  it('stop at a short page', async () => {
+    const { client, urls } = scripted([page(999, 0, 200), page(999, 200, 3)]);
+    const ids: string[] = [];
+    for await (const company of client.companies()) ids.push(company.id);
+    expect(ids).toHaveLength(203);
+    expect(urls).toHaveLength(2);
+  });
+});
