@@ -1,18 +1,10 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '../clients/typescript/src';
 import { runSync } from '../clients/typescript/examples/sync';
-import { createTestApp, type TestApp } from './support/app';
+import { createTestApp, listening, type TestApp } from './support/app';
 import { createTenant } from './support/http';
-
-async function listening(t: TestApp): Promise<string> {
-  await t.app.listen(0, '127.0.0.1');
-  const { port } = (t.app.getHttpServer() as Server).address() as AddressInfo;
-  return `http://127.0.0.1:${port}`;
-}
 
 const PAST = new Date('2026-02-20T17:30:00.000Z'); // before the ManualClock's start
 

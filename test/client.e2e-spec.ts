@@ -1,5 +1,3 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   BadRequestError,
   Client,
@@ -7,17 +5,11 @@ import {
   UnauthorizedError,
   type ClientOptions,
 } from '../clients/typescript/src';
-import { createTestApp, type TestApp } from './support/app';
+import { createTestApp, listening, type TestApp } from './support/app';
 import { createCompany, createContact, createLead } from './support/factories';
 import { createTenant, getWithKey, ISO_UTC_MILLIS } from './support/http';
 
 /** The application on a loopback port: the client speaks real HTTP through the real fetch. */
-async function listening(t: TestApp): Promise<string> {
-  await t.app.listen(0, '127.0.0.1');
-  const { port } = (t.app.getHttpServer() as Server).address() as AddressInfo;
-  return `http://127.0.0.1:${port}`;
-}
-
 /** A client whose requests' statuses are recorded and whose sleeps move the server's clock. */
 function recordingClient(t: TestApp, options: ClientOptions) {
   const statuses: number[] = [];

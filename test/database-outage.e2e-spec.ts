@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { waitForLockWaiter } from './support/database';
 import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key';
 import { applyMigrations } from '../src/database/migrator';
@@ -125,14 +126,3 @@ describe('a query that waits too long (statement_timeout)', () => {
     30_000,
   );
 });
-
-/** Until a query of another session waits for a lock that `locker` holds (bounded). */
-async function waitForLockWaiter(locker: Client): Promise<void> {
-  for (let attempt = 0; attempt < 500; attempt++) {
-    const { rows } = await locker.query<{ waiting: number }>(
-      "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock'",
-    );
-    if (rows[0].waiting > 0) return;
-  }
-  throw new Error('No query waited on the lock');
-}

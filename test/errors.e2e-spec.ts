@@ -5,7 +5,7 @@ import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key';
 import { PrismaClient } from '../src/generated/prisma/client';
 import { createTestApp, type TestApp } from './support/app';
-import { createTestDatabase, type TestDatabase } from './support/database';
+import { createTestDatabase, type TestDatabase, waitForLockWaiter } from './support/database';
 import { createApiKey, createCompany, createWorkspace } from './support/factories';
 
 /**
@@ -326,15 +326,5 @@ async function captureStatementTimeout(url: string): Promise<unknown> {
     await locker.query('ROLLBACK');
     await locker.end();
     await prisma.$disconnect();
-  }
-}
-
-/** Until a query of another session waits for a lock that `locker` holds. */
-async function waitForLockWaiter(locker: Client): Promise<void> {
-  for (;;) {
-    const { rows } = await locker.query<{ waiting: number }>(
-      "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
-    );
-    if (rows[0].waiting > 0) return;
   }
 }

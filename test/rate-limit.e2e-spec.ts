@@ -1,20 +1,14 @@
 import { get as httpGet, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key';
-import { createTestApp, type TestApp } from './support/app';
+import { createTestApp, listening, type TestApp } from './support/app';
+import { listenOnLoopback } from './support/raw-http';
 import { createApiKey, createCompany, createLead, createWorkspace } from './support/factories';
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ENDPOINTS = ['/v1/me', '/v1/companies', '/v1/leads'];
 
 /** The application listening on a loopback port, as the tests below need real connections. */
-async function listening(t: TestApp): Promise<string> {
-  await t.app.listen(0, '127.0.0.1');
-  const { port } = (t.app.getHttpServer() as Server).address() as AddressInfo;
-  return `http://127.0.0.1:${port}`;
-}
-
 async function withKey(t: TestApp): Promise<string> {
   const workspace = await createWorkspace(t.prisma);
   const company = await createCompany(t.prisma, workspace.id);
@@ -277,7 +271,7 @@ describe('requests failing authentication, per client address (AUTH_FAILURE_LIMI
 
   beforeAll(async () => {
     t = await createTestApp({ env: { AUTH_FAILURE_LIMIT_PER_MINUTE: '5' } });
-    port = Number(new URL(await listening(t)).port);
+    port = await listenOnLoopback(t.app);
   });
 
   afterAll(async () => {

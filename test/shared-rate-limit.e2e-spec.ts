@@ -1,11 +1,9 @@
 import { Logger } from '@nestjs/common';
 import Redis from 'ioredis';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key';
 import { REDIS_CLIENT } from '../src/redis/redis-client';
-import { createTestApp, type TestApp } from './support/app';
+import { createTestApp, listening, type TestApp } from './support/app';
 import { findFreePort } from '../src/dev/free-port';
 import { createApiKey, createWorkspace } from './support/factories';
 import {
@@ -21,12 +19,6 @@ import {
  * clocks: the manual clock of each app does not end them, and the tests end one by expiring its
  * key, never by sleeping.
  */
-
-async function listening(t: TestApp): Promise<string> {
-  await t.app.listen(0, '127.0.0.1');
-  const { port } = (t.app.getHttpServer() as Server).address() as AddressInfo;
-  return `http://127.0.0.1:${port}`;
-}
 
 async function newKey(t: TestApp): Promise<{ id: string; key: string }> {
   const workspace = await createWorkspace(t.prisma);

@@ -7,6 +7,7 @@ import { Clock } from '../../src/common/clock';
 import { buildOpenApiDocument } from '../../src/openapi/openapi';
 import { PrismaService } from '../../src/prisma/prisma.service';
 import { createTestDatabase, type TestDatabase } from './database';
+import { listenOnLoopback } from './raw-http';
 import { installContractCheck } from './openapi-contract';
 
 /** A clock the test moves by hand: rate-limit windows end without sleeping. */
@@ -73,4 +74,9 @@ export async function createTestApp(
   } finally {
     process.env = saved;
   }
+}
+
+/** Starts the app on a loopback port of the OS's choosing and resolves to its base URL. */
+export async function listening(t: TestApp): Promise<string> {
+  return `http://127.0.0.1:${await listenOnLoopback(t.app)}`;
 }

@@ -51,3 +51,18 @@ export async function createTestDatabase(
       ),
   };
 }
+
+/**
+ * Resolves once a query of the locker's database waits on a lock (one the locker holds), so that a
+ * test knows its request is inside the server, stuck; bounded, to fail rather than hang.
+ */
+export async function waitForLockWaiter(locker: Client): Promise<void> {
+  for (let attempt = 0; attempt < 500; attempt++) {
+    const { rows } = await locker.query<{ waiting: number }>(
+      `SELECT count(*)::int AS waiting FROM pg_stat_activity
+        WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+    );
+    if (rows[0].waiting > 0) return;
+  }
+  throw new Error('No query waited on the lock');
+}
