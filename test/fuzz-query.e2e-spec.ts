@@ -69,7 +69,9 @@ const DIGITS = /^[0-9]+$/;
 const SPACE_FOR_PLUS_OFFSET = / (\d{2}(?::?\d{2})?)$/;
 
 function expectedOutcome(query: string): Expected {
-  const params = new URLSearchParams(query);
+  // URLSearchParams drops one leading `?` as if it were the delimiter; in a query string that
+  // already follows the delimiter it is data (a parameter named `?`): keep it with a leading `&`.
+  const params = new URLSearchParams(query.startsWith('?') ? `&${query}` : query);
   const values = new Map<string, string[]>();
   for (const [name, value] of params) values.set(name, [...(values.get(name) ?? []), value]);
   const bad = { status: 400 } as const;
@@ -337,6 +339,8 @@ describe('regressions found by the generated queries', () => {
     // Dropped before validation (ValidationPipe deletes the first three, class-transformer skips
     // the names the DTO inherits): served as if not sent. Fixed by StrictValidationPipe.
     it.each([
+      // Found by the generator in the model, not the server: `??` sends a parameter named `?`.
+      ['?', ['property ? should not exist']],
       ['prototype=0000-00-00', ['property prototype should not exist']],
       ['constructor=1', ['property constructor should not exist']],
       ['__proto__=1', ['property __proto__ should not exist']],
