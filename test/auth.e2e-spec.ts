@@ -78,7 +78,7 @@ function call(path: string, authorization?: string) {
 
 /** Runs `run` and tells what reached the database meanwhile: key lookups and SQL statements. */
 async function databaseWorkOf(run: () => Promise<unknown>) {
-  const lookups = jest.spyOn(t.prisma.apiKey, 'findUnique');
+  const lookups = jest.spyOn(t.app.get(ApiKeysService), 'findByHash');
   const statements = jest.spyOn(Client.prototype, 'query');
   try {
     await run();

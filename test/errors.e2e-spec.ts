@@ -1,3 +1,7 @@
+import { CompaniesService } from '../src/companies/companies.service';
+import { COMPANY_PAGE_SQL } from '../src/companies/companies.sql';
+import { LeadsService } from '../src/leads/leads.service';
+import { ApiKeysService } from '../src/auth/api-keys.service';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { Client } from 'pg';
@@ -147,7 +151,7 @@ describe('500', () => {
 
   it('an unexpected error in a service is a bare 500, with no detail of it', async () => {
     const failure = new Error('secret SQL detail: SELECT * FROM companies');
-    jest.spyOn(t.prisma, '$transaction').mockRejectedValueOnce(failure);
+    jest.spyOn(t.app.get(CompaniesService), 'list').mockRejectedValueOnce(failure);
 
     const response = await get('/v1/companies?limit=5');
 
@@ -169,7 +173,7 @@ describe('500', () => {
       () => Object.assign(new Error('secret SQL detail'), { code: 'P2002' }),
     ],
   ])('an unexpected failure %s is a bare 500', async (_case, makeFailure) => {
-    jest.spyOn(t.prisma, '$transaction').mockImplementationOnce(() => {
+    jest.spyOn(t.app.get(LeadsService), 'list').mockImplementationOnce(() => {
       // Code may throw anything; the filter must cope with values that are not Errors.
       // eslint-disable-next-line @typescript-eslint/only-throw-error
       throw makeFailure();
@@ -183,7 +187,9 @@ describe('500', () => {
   });
 
   it('an unexpected error in the key check is a bare 500 too', async () => {
-    jest.spyOn(t.prisma.apiKey, 'findUnique').mockRejectedValueOnce(new Error('secret SQL detail'));
+    jest
+      .spyOn(t.app.get(ApiKeysService), 'findByHash')
+      .mockRejectedValueOnce(new Error('secret SQL detail'));
 
     const response = await get('/v1/me');
 
@@ -194,7 +200,9 @@ describe('500', () => {
   });
 
   it('the application keeps serving after a 500', async () => {
-    jest.spyOn(t.prisma, '$transaction').mockRejectedValueOnce(new Error('secret SQL detail'));
+    jest
+      .spyOn(t.app.get(CompaniesService), 'list')
+      .mockRejectedValueOnce(new Error('secret SQL detail'));
     expect((await get('/v1/companies')).status).toBe(500);
     const response = await get('/v1/companies');
     expect(response.status).toBe(200);
@@ -283,11 +291,16 @@ describe('503', () => {
   });
 
   it('a query that times out (statement_timeout) gives 503', async () => {
-    // The real error of a model query cancelled by statement_timeout, as Prisma and adapter-pg
+    // The real error of a raw query cancelled by statement_timeout, as Prisma and adapter-pg
     // produce it: obtained from a client with a 20 ms timeout on a locked table, so that the test
     // need not wait for the application's own 5 s timeout.
     const timedOut = await captureStatementTimeout(database.url);
-    jest.spyOn(t.prisma, '$transaction').mockRejectedValueOnce(timedOut);
+    const rawQuery = t.prisma.$queryRawUnsafe.bind(t.prisma);
+    jest
+      .spyOn(t.prisma, '$queryRawUnsafe')
+      .mockImplementation((sql, ...values) =>
+        sql === COMPANY_PAGE_SQL ? Promise.reject(timedOut) : rawQuery(sql, ...values),
+      );
 
     const response = await get('/v1/companies');
 
@@ -298,7 +311,7 @@ describe('503', () => {
 
   it('the key lookup timing out gives 503, not 401', async () => {
     const timedOut = await captureStatementTimeout(database.url);
-    jest.spyOn(t.prisma.apiKey, 'findUnique').mockRejectedValueOnce(timedOut);
+    jest.spyOn(t.app.get(ApiKeysService), 'findByHash').mockRejectedValueOnce(timedOut);
 
     const response = await get('/v1/me');
 
@@ -316,7 +329,7 @@ async function captureStatementTimeout(url: string): Promise<unknown> {
   try {
     await locker.query('BEGIN');
     await locker.query('LOCK TABLE companies IN ACCESS EXCLUSIVE MODE');
-    const error: unknown = await prisma.company.findMany().then(
+    const error: unknown = await prisma.$queryRawUnsafe('SELECT count(*) FROM companies').then(
       () => new Error('the query was not cancelled'),
       (thrown: unknown) => thrown,
     );

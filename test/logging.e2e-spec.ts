@@ -1,6 +1,8 @@
 import { Logger } from 'nestjs-pino';
 import request, { type Response } from 'supertest';
 import { generateApiKey } from '../src/auth/api-key';
+import { CompaniesService } from '../src/companies/companies.service';
+import { LeadsService } from '../src/leads/leads.service';
 import { LOG_DESTINATION } from '../src/logging/logging.module';
 import { createTestApp, type TestApp } from './support/app';
 import { createCompany } from './support/factories';
@@ -107,7 +109,7 @@ describe('the request line', () => {
 
 describe('errors', () => {
   it("a 500 is an error line, and the filter's line carries the same request id", async () => {
-    jest.spyOn(t.prisma, '$transaction').mockRejectedValueOnce(new Error('boom'));
+    jest.spyOn(t.app.get(CompaniesService), 'list').mockRejectedValueOnce(new Error('boom'));
 
     const response = await getWithKey(t.app, '/v1/companies', key);
     expect(response.status).toBe(500);
@@ -149,7 +151,7 @@ describe('secrets', () => {
     await send(`/v1/companies?key=st%5F${key.slice(3)}`);
     // In an error's message and stack, as the filter logs it.
     jest
-      .spyOn(t.prisma, '$transaction')
+      .spyOn(t.app.get(LeadsService), 'list')
       .mockRejectedValueOnce(new Error(`lookup failed for ${key}`));
     await send('/v1/leads', `Bearer ${key}`);
 

@@ -1,3 +1,4 @@
+import { ApiKeysService } from '../src/auth/api-keys.service';
 import { get as httpGet, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key';
@@ -203,16 +204,15 @@ describe('per-key rate limit (default: 120 per minute)', () => {
     server.on('request', onRequest);
     // Hold every key lookup until all 300 requests are inside the application, so that they
     // reach the rate limit together.
-    const lookUp = t.prisma.apiKey.findUnique.bind(t.prisma.apiKey);
+    const keys = t.app.get(ApiKeysService);
+    const lookUp = keys.findByHash.bind(keys);
     let arrived = 0;
     let openGate: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (openGate = resolve));
-    jest.spyOn(t.prisma.apiKey, 'findUnique').mockImplementation(((
-      args: Parameters<typeof lookUp>[0],
-    ) => {
+    jest.spyOn(keys, 'findByHash').mockImplementation((hash) => {
       if (++arrived === 300) openGate();
-      return gate.then(() => lookUp(args));
-    }) as unknown as typeof lookUp);
+      return gate.then(() => lookUp(hash));
+    });
     try {
       const responses = await Promise.all(
         Array.from({ length: 300 }, (_, i) => get(key, ENDPOINTS[i % 3])),
@@ -333,7 +333,7 @@ describe('requests failing authentication, per client address (AUTH_FAILURE_LIMI
 
   it('once limited, refuses well-formed unknown keys without a lookup', async () => {
     for (let i = 0; i < 6; i++) await getFrom('127.0.0.1', '/v1/me', bearer(generateApiKey()));
-    const lookups = jest.spyOn(t.prisma.apiKey, 'findUnique');
+    const lookups = jest.spyOn(t.app.get(ApiKeysService), 'findByHash');
 
     for (let i = 0; i < 10; i++) {
       const response = await getFrom('127.0.0.1', '/v1/me', bearer(generateApiKey()));
@@ -382,7 +382,7 @@ describe('requests failing authentication, per client address (AUTH_FAILURE_LIMI
     expect((await getFrom('127.0.0.1', '/v1/me', bearer(generateApiKey()))).status).toBe(429);
 
     t.clock.advance(60_000);
-    const lookups = jest.spyOn(t.prisma.apiKey, 'findUnique');
+    const lookups = jest.spyOn(t.app.get(ApiKeysService), 'findByHash');
     const response = await getFrom('127.0.0.1', '/v1/me', bearer(generateApiKey()));
 
     expect(response.status).toBe(401);

@@ -6,6 +6,7 @@ import type { Plan } from '../generated/prisma/client';
 import { PrismaService } from '../prisma/prisma.service';
 import { planIncludesApiAccess } from '../workspaces/plans';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
+import { API_KEY_BY_HASH_SQL, type ApiKeyRow } from './api-keys.sql';
 
 /** What a request carries once its key is accepted. */
 export interface AuthenticatedKey {
@@ -39,20 +40,21 @@ export class ApiKeysService {
 
   /** The key's workspace if the key exists, is not revoked and its workspace may use the API. */
   async authenticate(key: string): Promise<AuthenticatedKey | null> {
-    const found = await this.prisma.apiKey.findUnique({
-      where: { hash: hashApiKey(key, this.secret) },
-      select: {
-        id: true,
-        revokedAt: true,
-        lastUsedAt: true,
-        workspace: { select: { id: true, name: true, plan: true, suspended: true } },
-      },
-    });
-    if (!found || found.revokedAt || found.workspace.suspended) return null;
-    if (!planIncludesApiAccess(found.workspace.plan)) return null;
+    const found = await this.findByHash(hashApiKey(key, this.secret));
+    if (!found || found.revokedAt || found.suspended || !planIncludesApiAccess(found.plan)) {
+      return null;
+    }
     await this.recordUse(found.id, found.lastUsedAt);
-    const { id, name, plan } = found.workspace;
-    return { keyId: found.id, workspace: { id, name, plan } };
+    return {
+      keyId: found.id,
+      workspace: { id: found.workspaceId, name: found.workspaceName, plan: found.plan },
+    };
+  }
+
+  /** The one database lookup of a request's key. */
+  async findByHash(hash: string): Promise<ApiKeyRow | undefined> {
+    const [found] = await this.prisma.$queryRawUnsafe<ApiKeyRow[]>(API_KEY_BY_HASH_SQL, hash);
+    return found;
   }
 
   /** Creates a key and returns its full value, which is never stored and cannot be shown again. */

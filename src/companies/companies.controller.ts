@@ -1,6 +1,7 @@
-import { Controller, Get, Query } from '@nestjs/common';
+import { Controller, Get, Header, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Workspace, type AuthenticatedWorkspace } from '../auth/workspace.decorator';
+import type { JsonText } from '../common/json-text';
 import { ListQueryDto } from '../common/list-query.dto';
 import { ApiContractResponses } from '../openapi/api-responses.decorator';
 import { CompaniesService } from './companies.service';
@@ -13,6 +14,8 @@ export class CompaniesController {
   constructor(private readonly companies: CompaniesService) {}
 
   @Get()
+  // The body comes serialized from the database (see list-page-sql.ts).
+  @Header('Content-Type', 'application/json; charset=utf-8')
   @ApiOperation({
     operationId: 'listCompanies',
     summary: 'List the identified companies, hottest first',
@@ -25,7 +28,7 @@ export class CompaniesController {
   listCompanies(
     @Workspace() workspace: AuthenticatedWorkspace,
     @Query() query: ListQueryDto,
-  ): Promise<CompanyPageDto> {
+  ): Promise<JsonText<CompanyPageDto>> {
     return this.companies.list(workspace.id, query);
   }
 }

@@ -1,6 +1,7 @@
-import { Controller, Get, Query } from '@nestjs/common';
+import { Controller, Get, Header, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Workspace, type AuthenticatedWorkspace } from '../auth/workspace.decorator';
+import type { JsonText } from '../common/json-text';
 import { ListQueryDto } from '../common/list-query.dto';
 import { ApiContractResponses } from '../openapi/api-responses.decorator';
 import { LeadPageDto } from './dto/lead-page.dto';
@@ -13,6 +14,8 @@ export class LeadsController {
   constructor(private readonly leads: LeadsService) {}
 
   @Get()
+  // The body comes serialized from the database (see list-page-sql.ts).
+  @Header('Content-Type', 'application/json; charset=utf-8')
   @ApiOperation({
     operationId: 'listLeads',
     summary: 'List the qualified leads, hottest first',
@@ -24,7 +27,7 @@ export class LeadsController {
   listLeads(
     @Workspace() workspace: AuthenticatedWorkspace,
     @Query() query: ListQueryDto,
-  ): Promise<LeadPageDto> {
+  ): Promise<JsonText<LeadPageDto>> {
     return this.leads.list(workspace.id, query);
   }
 }

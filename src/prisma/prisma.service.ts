@@ -12,9 +12,12 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
       // than requests that hang.
       connectionTimeoutMillis: 5_000,
       statement_timeout: 5_000,
-      // The adapter sends and reads timestamps without an offset: in a session whose zone is not
-      // UTC, every instant would be shifted by it.
-      options: '-c TimeZone=UTC',
+      // - TimeZone: the adapter sends and reads timestamps without an offset; in a session whose
+      //   zone is not UTC, every instant would be shifted by it.
+      // - extra_float_digits: PostgreSQL writes the lists' JSON, and scores must come out exactly
+      //   as stored (1 is the shortest exact form; a server set to 0 would round them).
+      // - jit: compiling a plan costs tens of milliseconds, more than any of these queries runs.
+      options: '-c TimeZone=UTC -c extra_float_digits=1 -c jit=off',
     });
     super({ adapter });
   }

@@ -15,8 +15,10 @@ type Check = (response: Response, body: unknown) => string[];
  * Checks every response of a test app against the OpenAPI document and records each mismatch:
  * - express-openapi-validator validates the bodies of statuses below 500 (its JSON hook returns
  *   early for 5xx statuses, by design);
- * - the check below validates the bodies of 5xx responses, the headers that each documented
- *   response marks `required` (and their values), and that a documented operation answers JSON.
+ * - the check below validates the bodies of 5xx responses, the bodies sent as JSON text already
+ *   serialized (the lists', which PostgreSQL writes: the library only sees `res.json`), the
+ *   headers that each documented response marks `required` (and their values), and that a
+ *   documented operation answers JSON.
  * Paths the document does not describe (an unknown path's 404, /docs, health probes) are left
  * alone, as are methods it does not describe (POST /v1/companies is a 404 of the router).
  */
@@ -60,15 +62,19 @@ function checkBeyondTheValidator(document: OpenAPIObject) {
     return (data) => validate(data);
   };
 
-  const checks = new Map<string, Map<number, Check>>();
+  // Per operation and status: the check of a body given to res.json, and of JSON text sent as is.
+  const checks = new Map<string, Map<number, { json: Check; text: Check }>>();
   for (const [path, item] of Object.entries(document.paths)) {
     if (path.includes('{')) throw new Error(`path parameters are not supported here: ${path}`);
     for (const method of ['get', 'post', 'put', 'patch', 'delete'] as const) {
       const operation: OperationObject | undefined = item[method];
       if (!operation) continue;
-      const byStatus = new Map<number, Check>();
+      const byStatus = new Map<number, { json: Check; text: Check }>();
       for (const [status, response] of Object.entries(operation.responses)) {
-        byStatus.set(Number(status), checkOf(response as ResponseObject, Number(status) >= 500));
+        byStatus.set(Number(status), {
+          json: checkOf(response as ResponseObject, Number(status) >= 500),
+          text: checkOf(response as ResponseObject, true),
+        });
       }
       checks.set(`${method.toUpperCase()} ${path.toLowerCase()}`, byStatus);
     }
@@ -108,18 +114,36 @@ function checkBeyondTheValidator(document: OpenAPIObject) {
     const byStatus = checks.get(`${request.method} ${path}`);
     if (!byStatus) return next();
     let answeredWithJson = false;
-    const json = response.json.bind(response);
-    response.json = (body: unknown) => {
+    const checkBody = (kind: 'json' | 'text', body: unknown): void => {
       answeredWithJson = true;
       const check = byStatus.get(response.statusCode);
-      // An undocumented status below 500 is reported by the validator already.
-      if (!check && response.statusCode >= 500) {
+      // An undocumented status below 500 is reported by the validator already, for res.json.
+      if (!check && (response.statusCode >= 500 || kind === 'text')) {
         record(request, response.statusCode, 'undocumented');
       }
-      for (const problem of check?.(response, body) ?? []) {
+      for (const problem of check?.[kind](response, body) ?? []) {
         record(request, response.statusCode, problem);
       }
+    };
+    const json = response.json.bind(response);
+    response.json = (body: unknown) => {
+      checkBody('json', body);
       return json(body);
+    };
+    // res.json ends in res.send with the serialized text: only text sent directly is checked here.
+    const send = response.send.bind(response);
+    response.send = (body?: unknown) => {
+      const type = String(response.getHeader('content-type') ?? '');
+      if (!answeredWithJson && typeof body === 'string' && type.startsWith('application/json')) {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(body);
+        } catch {
+          record(request, response.statusCode, 'the body is not valid JSON');
+        }
+        checkBody('text', parsed);
+      }
+      return send(body);
     };
     // At end() rather than on 'finish', which may come after the client has the response.
     const end = response.end.bind(response);

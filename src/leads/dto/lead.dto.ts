@@ -1,5 +1,4 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { Prisma } from '../../generated/prisma/client';
 import { IntentLevel, LeadStatus } from '../../generated/prisma/enums';
 
 // Every field is always present in every lead (decisions.md); only contactEmail and assignedToId
@@ -81,41 +80,4 @@ export class LeadDto {
     example: null,
   })
   assignedToId!: string | null;
-}
-
-export const leadSelect = {
-  id: true,
-  companyId: true,
-  contactName: true,
-  contactTitle: true,
-  intentScore: true,
-  intentLevel: true,
-  signal: true,
-  recommendedAction: true,
-  status: true,
-  createdAt: true,
-  contactEmail: true,
-  assignedToId: true,
-  // A lead's companyName is its company's name, read rather than copied so it cannot drift.
-  company: { select: { name: true } },
-} satisfies Prisma.LeadSelect;
-
-export type LeadRow = Prisma.LeadGetPayload<{ select: typeof leadSelect }>;
-
-export function toLeadDto({ company, ...row }: LeadRow): LeadDto {
-  return {
-    id: row.id,
-    companyId: row.companyId,
-    companyName: company.name,
-    contactName: row.contactName,
-    contactTitle: row.contactTitle,
-    intentScore: row.intentScore,
-    intentLevel: row.intentLevel,
-    signal: row.signal,
-    recommendedAction: row.recommendedAction,
-    status: row.status,
-    createdAt: row.createdAt.toISOString(),
-    contactEmail: row.contactEmail,
-    assignedToId: row.assignedToId,
-  };
 }
