@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import request from 'supertest';
-import { ApiKeysService } from '../src/auth/api-keys.service';
 import { generateApiKey } from '../src/auth/api-key';
+import { ApiKeysService } from '../src/auth/api-keys.service';
 import { createTestApp, type TestApp } from './support/app';
 import { createApiKey, createCompany, createLead, createWorkspace } from './support/factories';
 

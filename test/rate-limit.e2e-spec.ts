@@ -1,7 +1,7 @@
-import { ApiKeysService } from '../src/auth/api-keys.service';
 import { get as httpGet, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key';
+import { ApiKeysService } from '../src/auth/api-keys.service';
 import { createTestApp, listening, type TestApp } from './support/app';
 import { listenOnLoopback } from './support/raw-http';
 import { createApiKey, createCompany, createLead, createWorkspace } from './support/factories';

@@ -53,7 +53,7 @@ export class ApiKeysService {
 
   /** The one database lookup of a request's key. */
   async findByHash(hash: string): Promise<ApiKeyRow | undefined> {
-    const [found] = await this.prisma.$queryRawUnsafe<ApiKeyRow[]>(API_KEY_BY_HASH_SQL, hash);
+    const [found] = await this.prisma.query<ApiKeyRow>(API_KEY_BY_HASH_SQL, [hash]);
     return found;
   }
 

@@ -6,9 +6,8 @@ import type { ListQueryDto } from './list-query.dto';
 export function listPageParameters(
   workspaceId: string,
   { since, limit, offset }: ListQueryDto,
-): [string, Date | null, number, bigint] {
-  // A bigint, so that an offset up to 2^53 - 1 reaches PostgreSQL exactly as an int8.
-  return [workspaceId, since ?? null, limit, BigInt(offset)];
+): [string, Date | null, number, number] {
+  return [workspaceId, since ?? null, limit, offset];
 }
 
 /** Runs a list's statement: the response body as PostgreSQL wrote it. */
@@ -18,10 +17,6 @@ export async function listPage<T>(
   workspaceId: string,
   query: ListQueryDto,
 ): Promise<JsonText<T>> {
-  // Every value is a bound parameter: nothing of the request is spliced into the text.
-  const [row] = await prisma.$queryRawUnsafe<[{ body: string }]>(
-    sql,
-    ...listPageParameters(workspaceId, query),
-  );
+  const [row] = await prisma.query<{ body: string }>(sql, listPageParameters(workspaceId, query));
   return row.body;
 }

@@ -1,0 +1,79 @@
+import { createServer, type ServerResponse } from 'node:http';
+import { Pool } from 'pg';
+import { hashApiKey, isWellFormedApiKey } from '../src/auth/api-key';
+import { API_KEY_BY_HASH_SQL, type ApiKeyRow } from '../src/auth/api-keys.sql';
+import { COMPANY_PAGE_SQL } from '../src/companies/companies.sql';
+import { LEAD_PAGE_SQL } from '../src/leads/leads.sql';
+import { planIncludesApiAccess } from '../src/workspaces/plans';
+
+/**
+ * The bare limit: the fastest thing that answers the benchmark's requests with the same bytes.
+ * node:http and pg, no framework, no ORM, no validation beyond what the benchmark sends, no rate
+ * limit, no logging. It runs the service's own SQL (imported, not copied) on a pool configured
+ * like the service's, and looks the key up by its hash the same way.
+ */
+const { DATABASE_URL, API_KEY_SECRET = '', PORT = '3000' } = process.env;
+
+const pool = new Pool({
+  connectionString: DATABASE_URL,
+  max: 10, // pg's default, which the service's adapter uses too
+  statement_timeout: 5_000,
+  options: '-c TimeZone=UTC -c extra_float_digits=1 -c jit=off',
+});
+
+const LISTS: Record<string, string> = {
+  '/v1/companies': COMPANY_PAGE_SQL,
+  '/v1/leads': LEAD_PAGE_SQL,
+};
+
+function send(response: ServerResponse, status: number, body: string): void {
+  response.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+  });
+  response.end(body);
+}
+
+async function workspaceOf(authorization = ''): Promise<ApiKeyRow | undefined> {
+  const key = authorization.startsWith('Bearer ') ? authorization.slice(7) : '';
+  if (!isWellFormedApiKey(key)) return undefined;
+  const { rows } = await pool.query<ApiKeyRow>(API_KEY_BY_HASH_SQL, [
+    hashApiKey(key, API_KEY_SECRET),
+  ]);
+  const found = rows[0];
+  if (!found || found.revokedAt || found.suspended || !planIncludesApiAccess(found.plan)) {
+    return undefined;
+  }
+  return found;
+}
+
+const server = createServer((request, response) => {
+  const [path, search = ''] = (request.url ?? '/').split('?', 2);
+  if (path === '/health') return send(response, 200, '{"status":"ok"}');
+  workspaceOf(request.headers.authorization)
+    .then(async (found) => {
+      if (!found) return send(response, 401, '{"statusCode":401}');
+      if (path === '/v1/me') {
+        const { workspaceId: id, workspaceName: name, plan } = found;
+        return send(response, 200, JSON.stringify({ id, name, plan }));
+      }
+      const sql = LISTS[path];
+      if (!sql) return send(response, 404, '{"statusCode":404}');
+      const query = new URLSearchParams(search);
+      const since = query.get('since');
+      const { rows } = await pool.query<{ body: string }>(sql, [
+        found.workspaceId,
+        since === null ? null : new Date(since),
+        Number(query.get('limit') ?? 50),
+        query.get('offset') ?? '0',
+      ]);
+      send(response, 200, rows[0].body);
+    })
+    .catch((error: unknown) => {
+      console.error(error);
+      send(response, 500, '{"statusCode":500}');
+    });
+});
+
+server.keepAliveTimeout = 65_000;
+server.listen(Number(PORT));

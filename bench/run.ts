@@ -1,0 +1,590 @@
+import autocannon from 'autocannon';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { displayPrefix, generateApiKey, hashApiKey } from '../src/auth/api-key';
+import { API_KEY_BY_HASH_SQL } from '../src/auth/api-keys.sql';
+import { COMPANY_PAGE_SQL } from '../src/companies/companies.sql';
+import { applyMigrations } from '../src/database/migrator';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/dev/embedded-postgres';
+import { findFreePort } from '../src/dev/free-port';
+import { LEAD_PAGE_SQL } from '../src/leads/leads.sql';
+import {
+  FULL_SCALE,
+  generateBenchData,
+  LARGE_WORKSPACE_ID,
+  SMOKE_SCALE,
+  smallWorkspaceId,
+  type BenchScale,
+} from './data';
+import { renderReport, type Measurement, type Report, type ServerName } from './report';
+
+/**
+ * `npm run bench`: the service against the bare limit and the naive implementation, on the same
+ * data, one server after another, and pgbench running the service's SQL as the ceiling.
+ * `npm run bench -- --smoke`: the same on small data for a second per workload (CI), checking
+ * only that everything runs and answers alike. Environment:
+ * - BENCH_DATABASE_URL: a server and a database whose name contains "bench"; it is dropped and
+ *   recreated. Default: the local PostgreSQL on 5432 if it answers, else an embedded one.
+ * - BENCH_SECONDS (per workload and server), BENCH_CONNECTIONS.
+ * - --reuse-data: keep the data of a previous run of the same scale (while iterating).
+ */
+const ROOT = join(__dirname, '..', '..');
+const smoke = process.argv.includes('--smoke');
+const reuseData = process.argv.includes('--reuse-data');
+const scale: BenchScale = smoke ? SMOKE_SCALE : FULL_SCALE;
+const seconds = Number(process.env.BENCH_SECONDS ?? (smoke ? 1 : 10));
+const warmupSeconds = smoke ? 0.5 : 2;
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const secret = randomBytes(32).toString('base64url');
+// Every date of the data and of the `since` filters is relative to this instant.
+const now = new Date();
+
+interface Request {
+  path: string;
+  key: string;
+}
+
+interface Workload {
+  id: string;
+  title: string;
+  requests: Request[];
+  /** The SQL statements of one such request, with their parameters, for pgbench. */
+  statements: (request: Request) => [string, unknown[]][];
+}
+
+function log(line: string): void {
+  console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
+}
+
+async function main(): Promise<void> {
+  const database = await openDatabase();
+  try {
+    const generation = await prepareData(database.url);
+    const keys = await createKeys(database.url);
+    const workloads = defineWorkloads(keys);
+    const report: Report = {
+      smoke,
+      scale,
+      seconds,
+      connections,
+      generation,
+      machine: await describeMachine(database.url),
+      startup: {},
+      measurements: [],
+      ceiling: [],
+    };
+    const samples = new Map<ServerName, string[]>();
+    for (const server of ['service', 'bare', 'naive'] as const) {
+      const running = await startServer(server, database.url);
+      report.startup[server] = running.startupMs;
+      log(`${server}: ready in ${running.startupMs.toFixed(0)} ms`);
+      try {
+        samples.set(server, await fetchSamples(running.port, workloads));
+        for (const workload of workloads) {
+          const measurement = await measure(server, running, workload);
+          report.measurements.push(measurement);
+          log(
+            `${server} ${workload.id}: ${measurement.rps.toFixed(0)} req/s, p50 ` +
+              `${measurement.p50.toFixed(2)} ms, p99 ${measurement.p99.toFixed(2)} ms, ` +
+              `RSS ${measurement.peakRssMb.toFixed(0)} MB, failures ${measurement.failures}`,
+          );
+        }
+      } finally {
+        await stopServer(running);
+      }
+    }
+    checkSameAnswers(samples);
+    report.ceiling = runPgbench(database.url, workloads);
+    const output = smoke
+      ? join(tmpdir(), 'benchmarks-smoke.md')
+      : join(ROOT, 'docs', 'benchmarks.md');
+    writeReport(output, renderReport(report));
+    log(`report written to ${output}`);
+    const failed = report.measurements.filter((m) => m.failures > 0 && m.server !== 'naive');
+    if (failed.length > 0) {
+      throw new Error(
+        `requests failed: ${failed.map((m) => `${m.server} ${m.workload}`).join(', ')}`,
+      );
+    }
+  } finally {
+    await database.stop();
+  }
+}
+
+// ---- the database -------------------------------------------------------------------------------
+
+async function openDatabase(): Promise<{ url: string; stop: () => Promise<void> }> {
+  let serverUrl = process.env.BENCH_DATABASE_URL;
+  let embedded: EmbeddedDatabase | undefined;
+  if (!serverUrl) {
+    const local = 'postgresql://postgres@127.0.0.1:5432/visitor_api_bench';
+    if (await answers(local.replace(/[^/]+$/, 'postgres'))) {
+      serverUrl = local;
+    } else {
+      log('no PostgreSQL on 127.0.0.1:5432: starting an embedded one');
+      embedded = await startEmbeddedPostgres('bench-postgres');
+      serverUrl = embedded.url.replace(/[^/]+$/, 'visitor_api_bench');
+    }
+  }
+  const url = new URL(serverUrl);
+  const name = decodeURIComponent(url.pathname.slice(1)) + (smoke ? '_smoke' : '');
+  if (!name.includes('bench')) throw new Error('the benchmark database name must contain "bench"');
+  url.pathname = `/${name}`;
+  return { url: url.toString(), stop: async () => embedded?.stop() };
+}
+
+async function answers(url: string): Promise<boolean> {
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function withClient<T>(url: string, run: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Migrates a fresh database and fills it; returns the seconds the data took. */
+async function prepareData(url: string): Promise<number | undefined> {
+  const maintenance = url.replace(/\/[^/]*$/, '/postgres');
+  const name = new URL(url).pathname.slice(1);
+  if (reuseData && (await answers(url))) {
+    const filled = await withClient(url, async (client) => {
+      const { rows } = await client.query<{ n: string }>(
+        'SELECT count(*) AS n FROM companies WHERE workspace_id = $1',
+        [LARGE_WORKSPACE_ID],
+      );
+      return Number(rows[0].n) === scale.largeCompanies;
+    }).catch(() => false);
+    if (filled) {
+      log(`reusing the data of ${name}`);
+      return undefined;
+    }
+  }
+  await withClient(maintenance, async (client) => {
+    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await client.query(`CREATE DATABASE "${name}"`);
+  });
+  await applyMigrations({
+    databaseUrl: url,
+    migrationsDir: join(ROOT, 'prisma', 'migrations'),
+    log: () => undefined,
+  });
+  const started = performance.now();
+  await withClient(url, (client) => generateBenchData(client, scale, now, log));
+  const elapsed = (performance.now() - started) / 1000;
+  log(`data generated in ${elapsed.toFixed(0)} s`);
+  return elapsed;
+}
+
+/** One key per workspace, made as the admin tool makes them (hash under the run's secret). */
+async function createKeys(url: string): Promise<Map<string, string>> {
+  return withClient(url, async (client) => {
+    const { rows } = await client.query<{ id: string }>('SELECT id FROM workspaces ORDER BY id');
+    const keys = new Map(rows.map(({ id }) => [id, generateApiKey()]));
+    await client.query('DELETE FROM api_keys');
+    await client.query(
+      `INSERT INTO api_keys (id, workspace_id, name, prefix, hash)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])`,
+      [
+        [...keys.keys()].map(() => randomUUID()),
+        [...keys.keys()],
+        [...keys.keys()].map(() => 'benchmark'),
+        [...keys.values()].map(displayPrefix),
+        [...keys.values()].map((key) => hashApiKey(key, secret)),
+      ],
+    );
+    await client.query('VACUUM ANALYZE api_keys');
+    return keys;
+  });
+}
+
+// ---- the workloads ------------------------------------------------------------------------------
+
+function defineWorkloads(keys: Map<string, string>): Workload[] {
+  const keyOf = (workspace: string): string => {
+    const key = keys.get(workspace);
+    if (!key) throw new Error(`no key for ${workspace}`);
+    return key;
+  };
+  const small = Array.from({ length: scale.smallWorkspaces }, (_, i) => smallWorkspaceId(i + 1));
+  const large = keyOf(LARGE_WORKSPACE_ID);
+  const hashOf = (key: string) => hashApiKey(key, secret);
+  const workspaceOfKey = new Map([...keys].map(([workspace, key]) => [key, workspace]));
+  // A list request's statements: the key lookup, then the list's one statement.
+  const list =
+    (sql: string) =>
+    ({ path, key }: Request): [string, unknown[]][] => {
+      const query = new URL(path, 'http://bench').searchParams;
+      return [
+        [API_KEY_BY_HASH_SQL, [hashOf(key)]],
+        [
+          sql,
+          [
+            workspaceOfKey.get(key),
+            query.get('since'),
+            Number(query.get('limit') ?? 50),
+            Number(query.get('offset') ?? 0),
+          ],
+        ],
+      ];
+    };
+  const companies = list(COMPANY_PAGE_SQL);
+  const sync: Request[] = [];
+  for (const workspace of small) {
+    for (let offset = 0; offset < scale.smallCompanies; offset += 200) {
+      sync.push({ path: `/v1/companies?limit=200&offset=${offset}`, key: keyOf(workspace) });
+    }
+  }
+  const ago = (hours: number) => new Date(now.getTime() - hours * 3_600_000).toISOString();
+  return [
+    {
+      id: 'a',
+      title: 'page one of companies, limit=50, random small workspaces',
+      requests: small.map((w) => ({ path: '/v1/companies?limit=50', key: keyOf(w) })),
+      statements: companies,
+    },
+    {
+      id: 'b',
+      title: 'full sync of small workspaces: every offset, limit=200',
+      requests: sync,
+      statements: companies,
+    },
+    {
+      id: 'c',
+      title: `deep pages of the large workspace (offset ${scale.largeCompanies / 2} and ${scale.largeCompanies - 200}, limit=200)`,
+      requests: [scale.largeCompanies / 2, scale.largeCompanies - 200].map((offset) => ({
+        path: `/v1/companies?limit=200&offset=${offset}`,
+        key: large,
+      })),
+      statements: companies,
+    },
+    {
+      id: 'd0',
+      title: 'page one of the large workspace, limit=50, no filter',
+      requests: [{ path: '/v1/companies?limit=50', key: large }],
+      statements: companies,
+    },
+    {
+      id: 'd',
+      title: 'since filters on the large workspace (1 h, 1 day, 7, 30, 365 days), limit=50',
+      requests: [1, 24, 24 * 7, 24 * 30, 24 * 365].map((hours) => ({
+        path: `/v1/companies?limit=50&since=${encodeURIComponent(ago(hours))}`,
+        key: large,
+      })),
+      statements: companies,
+    },
+    {
+      id: 'e',
+      title: 'GET /v1/me, random keys',
+      requests: [...keys.values()].map((key) => ({ path: '/v1/me', key })),
+      statements: (request) => [[API_KEY_BY_HASH_SQL, [hashOf(request.key)]]],
+    },
+    {
+      id: 'f',
+      title: 'page one of leads, limit=50, random small workspaces',
+      requests: small.map((w) => ({ path: '/v1/leads?limit=50', key: keyOf(w) })),
+      statements: list(LEAD_PAGE_SQL),
+    },
+  ];
+}
+
+// ---- the servers --------------------------------------------------------------------------------
+
+interface RunningServer {
+  name: ServerName;
+  child: ChildProcess;
+  port: number;
+  startupMs: number;
+}
+
+const ENTRY: Record<ServerName, string> = {
+  service: join(ROOT, 'dist', 'main.js'),
+  bare: join(__dirname, 'bare-server.js'),
+  naive: join(__dirname, 'naive-server.js'),
+};
+
+async function startServer(name: ServerName, databaseUrl: string): Promise<RunningServer> {
+  const port = await findFreePort();
+  const errors = openSync(join(tmpdir(), `bench-${name}.err.log`), 'w');
+  const started = performance.now();
+  const child = spawn(process.execPath, [ENTRY[name]], {
+    cwd: ROOT,
+    // Production settings; the rate limit is raised so that the load is not refused, and the
+    // request log (one JSON line per request, as in production) goes to /dev/null.
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      API_KEY_SECRET: secret,
+      PORT: String(port),
+      RATE_LIMIT_PER_MINUTE: '1000000000',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', openSync('/dev/null', 'w'), errors],
+  });
+  const ready = name === 'bare' ? '/health' : '/health/ready';
+  for (;;) {
+    if (child.exitCode !== null)
+      throw new Error(`${name} exited; see ${tmpdir()}/bench-${name}.err.log`);
+    const status = await fetch(`http://127.0.0.1:${port}${ready}`).then(
+      (response) => response.status,
+      () => 0,
+    );
+    if (status === 200) break;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return { name, child, port, startupMs: performance.now() - started };
+}
+
+async function stopServer({ child }: RunningServer): Promise<void> {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+function residentMb(pid: number | undefined): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+  } catch {
+    return 0;
+  }
+}
+
+async function measure(
+  server: ServerName,
+  { child, port }: RunningServer,
+  workload: Workload,
+): Promise<Measurement> {
+  await load(port, workload, warmupSeconds);
+  let peakRssMb = residentMb(child.pid);
+  const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, residentMb(child.pid))), 50);
+  try {
+    const result = await load(port, workload, seconds);
+    return { server, workload: workload.id, ...result, peakRssMb };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+/** `seconds` of closed-loop load on random requests of the workload; latency of every response. */
+async function load(port: number, workload: Workload, duration: number) {
+  const latencies: number[] = [];
+  let failures = 0;
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const options: autocannon.Options = {
+      url: `http://127.0.0.1:${port}`,
+      connections,
+      duration,
+      requests: [
+        {
+          setupRequest: (request) => {
+            const { path, key } = workload.requests[randomIndex(workload.requests.length)];
+            return { ...request, path, headers: { authorization: `Bearer ${key}` } };
+          },
+        },
+      ],
+    };
+    const instance = autocannon(options, (error, done) => (error ? reject(error) : resolve(done)));
+    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+      latencies.push(responseTime);
+      if (statusCode !== 200) failures += 1;
+    });
+  });
+  failures += result.errors + result.timeouts;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) =>
+    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+  return { rps: latencies.length / duration, p50: at(0.5), p99: at(0.99), failures };
+}
+
+function randomIndex(length: number): number {
+  return Math.floor(Math.random() * length);
+}
+
+/** The first request of each workload, as each server answers it: compared after the runs. */
+async function fetchSamples(port: number, workloads: Workload[]): Promise<string[]> {
+  const bodies: string[] = [];
+  for (const { requests } of workloads) {
+    for (const { path, key } of requests.slice(0, 3)) {
+      const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      bodies.push(`${response.status} ${await response.text()}`);
+    }
+  }
+  return bodies;
+}
+
+/**
+ * The bare server must write the service's bytes exactly; the naive one the same JSON values
+ * (its own serializer writes numbers its way). A difference is a bug in one of them.
+ */
+function checkSameAnswers(samples: Map<ServerName, string[]>): void {
+  const service = samples.get('service') ?? [];
+  const parse = (sample: string) => JSON.parse(sample.slice(4)) as unknown;
+  service.forEach((sample, i) => {
+    if (samples.get('bare')?.[i] !== sample) {
+      throw new Error(
+        `the bare server's answer differs from the service's: ${sample.slice(0, 200)}`,
+      );
+    }
+    const naive = samples.get('naive')?.[i] ?? '';
+    if (JSON.stringify(parse(naive)) !== JSON.stringify(parse(sample))) {
+      throw new Error(
+        `the naive server's answer differs from the service's: ${sample.slice(0, 200)}`,
+      );
+    }
+  });
+  log(`${service.length} sample answers: bare identical byte for byte, naive equal as JSON`);
+}
+
+// ---- pgbench ------------------------------------------------------------------------------------
+
+/** A SQL literal for pgbench's simple protocol (its `:name` variables rule out parameters here). */
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'number') return String(value);
+  return `'${String(value).replaceAll("'", "''")}'`;
+}
+
+/**
+ * The database alone: pgbench runs each workload's statements, at the same concurrency, with one
+ * script per request variant (pgbench picks one at random per transaction; at most 100).
+ */
+function runPgbench(url: string, workloads: Workload[]): Measurement[] {
+  const pgbench = findPgbench();
+  if (!pgbench) {
+    log('pgbench not found: no ceiling measured');
+    return [];
+  }
+  const results: Measurement[] = [];
+  for (const workload of workloads) {
+    const dir = mkdtempSync(join(tmpdir(), `pgbench-${workload.id}-`));
+    try {
+      const scripts = workload.requests.slice(0, 100).map((request, i) => {
+        const file = join(dir, `script-${i}.sql`);
+        const text = workload
+          .statements(request)
+          .map(
+            ([sql, values]) =>
+              sql.replace(/\$(\d+)/g, (_, n: string) => literal(values[Number(n) - 1])) + ';',
+          )
+          .join('\n');
+        writeFileSync(file, text + '\n');
+        return file;
+      });
+      const args = ['-n', '-M', 'simple', '-c', String(connections), '-j', '2'];
+      args.push('-l', '--log-prefix', join(dir, 'log'), ...scripts.flatMap((f) => ['-f', f]));
+      execFileSync(pgbench, [...args, '-T', String(warmupSeconds > 1 ? warmupSeconds : 1), url], {
+        stdio: 'ignore',
+      });
+      for (const file of readdirSync(dir).filter((f) => f.startsWith('log')))
+        rmSync(join(dir, file));
+      execFileSync(pgbench, [...args, '-T', String(Math.max(1, Math.round(seconds))), url], {
+        stdio: 'ignore',
+      });
+      const latencies = readdirSync(dir)
+        .filter((file) => file.startsWith('log'))
+        .flatMap((file) => readFileSync(join(dir, file), 'utf8').trim().split('\n'))
+        .map((line) => Number(line.split(' ')[2]) / 1000)
+        .sort((a, b) => a - b);
+      const at = (q: number) => latencies[Math.floor(q * latencies.length)] ?? NaN;
+      const measurement: Measurement = {
+        server: 'pgbench',
+        workload: workload.id,
+        rps: latencies.length / Math.max(1, Math.round(seconds)),
+        p50: at(0.5),
+        p99: at(0.99),
+        failures: 0,
+        peakRssMb: NaN,
+      };
+      results.push(measurement);
+      log(
+        `pgbench ${workload.id}: ${measurement.rps.toFixed(0)} tps, p50 ${measurement.p50.toFixed(2)} ms`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return results;
+}
+
+function findPgbench(): string | undefined {
+  for (const candidate of ['pgbench', ...globBin()]) {
+    try {
+      execFileSync(candidate, ['--version'], { stdio: 'ignore' });
+      return candidate;
+    } catch {
+      // not this one
+    }
+  }
+  return undefined;
+}
+
+function globBin(): string[] {
+  try {
+    return readdirSync('/usr/lib/postgresql').map((v) => `/usr/lib/postgresql/${v}/bin/pgbench`);
+  } catch {
+    return [];
+  }
+}
+
+// ---- the report ---------------------------------------------------------------------------------
+
+async function describeMachine(url: string): Promise<Report['machine']> {
+  const settings = await withClient(url, async (client) => {
+    const { rows } = await client.query<{ version: string; buffers: string }>(
+      "SELECT current_setting('server_version') AS version, current_setting('shared_buffers') AS buffers",
+    );
+    return rows[0];
+  });
+  return {
+    cpu: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}`,
+    memoryGb: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    postgres: `PostgreSQL ${settings.version}, shared_buffers ${settings.buffers}, on the same machine`,
+    date: now.toISOString(),
+  };
+}
+
+/** Replaces the generated part of the report, between its markers, and keeps the rest. */
+function writeReport(file: string, generated: string): void {
+  const START = '<!-- bench:results:start -->';
+  const END = '<!-- bench:results:end -->';
+  let current = '';
+  try {
+    current = readFileSync(file, 'utf8');
+  } catch {
+    // a new file
+  }
+  const block = `${START}\n${generated}\n${END}`;
+  const start = current.indexOf(START);
+  const end = current.indexOf(END);
+  const next =
+    start >= 0 && end > start
+      ? current.slice(0, start) + block + current.slice(end + END.length)
+      : `${current}${current ? '\n' : ''}${block}\n`;
+  writeFileSync(file, next);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,19 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Logger } from 'nestjs-pino';
+import { configureApp } from '../app.setup';
+import { Environment } from '../config/environment';
+import { enableGracefulShutdown } from './graceful-shutdown';
+import { setServerTimeouts } from './server-timeouts';
+
+/**
+ * Serves a created application as production does: pino logs, timeouts, graceful shutdown. Its
+ * callers are main.ts and the benchmark's naive variant, so that both run the same server.
+ */
+export async function startServer(app: NestExpressApplication): Promise<void> {
+  configureApp(app);
+  app.useLogger(app.get(Logger));
+  setServerTimeouts(app.getHttpServer());
+  // Not enableShutdownHooks(): see graceful-shutdown.ts for the order it gets wrong.
+  enableGracefulShutdown(app);
+  await app.listen(app.get(Environment).PORT);
+}
