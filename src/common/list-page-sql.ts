@@ -8,7 +8,8 @@
  *   skips index entries, never table rows, and only the rows of the page are read.
  * - `total` is exact at a cost that does not grow with the workspace: the per-day counts kept by
  *   triggers (migration 20261123000000_list_totals), plus, with `since`, a count of the rows of
- *   since's own day that are at or after it.
+ *   since's own UTC day that are at or after it. That day ends 24 hours after it starts, not "one
+ *   day" later, which in a session zone with daylight saving could mean 23 or 25 hours.
  * - PostgreSQL writes the JSON (compact: row_to_json and array_to_json), so the service sends the
  *   bytes it gets instead of building and serializing objects.
  *
@@ -49,7 +50,7 @@ SELECT row_to_json(envelope)::text AS body FROM (
       WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR day > count_day($2)))
     + (SELECT count(*) FROM ${table}
       WHERE $2::timestamptz IS NOT NULL AND workspace_id = $1
-        AND ${sinceColumn} >= $2 AND ${sinceColumn} < count_day($2) + interval '1 day')
+        AND ${sinceColumn} >= $2 AND ${sinceColumn} < count_day($2) + interval '24 hours')
     )::bigint AS total,
     $3::integer AS "limit",
     $4::bigint AS "offset",

@@ -37,17 +37,19 @@ CREATE FUNCTION "company_day_counts_apply"() RETURNS trigger LANGUAGE plpgsql AS
 BEGIN
     -- Transition tables exist only for the events that have them: old for UPDATE and DELETE, new
     -- for INSERT and UPDATE. An INSERT … ON CONFLICT DO UPDATE fires both the INSERT and the UPDATE
-    -- trigger, each with its own rows.
+    -- trigger, each with its own rows. Every branch upserts its deltas in (workspace, day) order,
+    -- so that concurrent writers lock count rows in the same order and cannot deadlock; writers of
+    -- one workspace and day queue on its count row until they commit.
     IF TG_OP = 'INSERT' THEN
         INSERT INTO "company_day_counts" ("workspace_id", "day", "companies")
         SELECT "workspace_id", "count_day"("last_seen"), count(*) FROM "new_rows" GROUP BY 1, 2 ORDER BY 1, 2
         ON CONFLICT ("workspace_id", "day") DO UPDATE
             SET "companies" = "company_day_counts"."companies" + excluded."companies";
     ELSIF TG_OP = 'DELETE' THEN
-        UPDATE "company_day_counts" c SET "companies" = c."companies" - d.n
-        FROM (SELECT "workspace_id", "count_day"("last_seen") AS "day", count(*) AS n
-              FROM "old_rows" GROUP BY 1, 2) d
-        WHERE c."workspace_id" = d."workspace_id" AND c."day" = d."day";
+        INSERT INTO "company_day_counts" ("workspace_id", "day", "companies")
+        SELECT "workspace_id", "count_day"("last_seen"), -count(*) FROM "old_rows" GROUP BY 1, 2 ORDER BY 1, 2
+        ON CONFLICT ("workspace_id", "day") DO UPDATE
+            SET "companies" = "company_day_counts"."companies" + excluded."companies";
     ELSE
         INSERT INTO "company_day_counts" ("workspace_id", "day", "companies")
         SELECT "workspace_id", "day", sum(n) FROM (
@@ -71,10 +73,10 @@ BEGIN
         ON CONFLICT ("workspace_id", "day") DO UPDATE
             SET "leads" = "lead_day_counts"."leads" + excluded."leads";
     ELSIF TG_OP = 'DELETE' THEN
-        UPDATE "lead_day_counts" c SET "leads" = c."leads" - d.n
-        FROM (SELECT "workspace_id", "count_day"("created_at") AS "day", count(*) AS n
-              FROM "old_rows" GROUP BY 1, 2) d
-        WHERE c."workspace_id" = d."workspace_id" AND c."day" = d."day";
+        INSERT INTO "lead_day_counts" ("workspace_id", "day", "leads")
+        SELECT "workspace_id", "count_day"("created_at"), -count(*) FROM "old_rows" GROUP BY 1, 2 ORDER BY 1, 2
+        ON CONFLICT ("workspace_id", "day") DO UPDATE
+            SET "leads" = "lead_day_counts"."leads" + excluded."leads";
     ELSE
         INSERT INTO "lead_day_counts" ("workspace_id", "day", "leads")
         SELECT "workspace_id", "day", sum(n) FROM (
