@@ -5,7 +5,9 @@
  * - One statement is one round trip and one snapshot, so `total` and the page always agree, with
  *   no transaction to open and close.
  * - The page's ids come first from the covering order index alone ("deferred join"): an `offset`
- *   skips index entries, never table rows, and only the rows of the page are read.
+ *   skips index entries, never table rows, and only the rows of the page are read. Since the
+ *   total is exact and known first, a page past the middle is read from the end of the index
+ *   (backwards), so that no page skips more than half of the matching entries.
  * - `total` is exact at a cost that does not grow with the workspace: the per-day counts kept by
  *   triggers (migration 20261123000000_list_totals), plus, with `since`, a count of the rows of
  *   since's own UTC day that are at or after it. That day ends 24 hours after it starts, not "one
@@ -38,20 +40,37 @@ export function listPageSql({
   item,
   joins = '',
 }: ListPageSql): string {
-  return `WITH page AS (
-  SELECT id, intent_score FROM ${table}
-  WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR ${sinceColumn} >= $2)
-  ORDER BY intent_score DESC, id
-  LIMIT $3 OFFSET $4
-)
-SELECT row_to_json(envelope)::text AS body FROM (
-  SELECT
-    ((SELECT coalesce(sum(${countColumn}), 0) FROM ${countTable}
+  const matching = `workspace_id = $1 AND ($2::timestamptz IS NULL OR ${sinceColumn} >= $2)`;
+  // Skipping $4 rows from the top costs as much as skipping total - $4 - $3 from the bottom
+  // costs the other way: a page in the lower half is read backwards from the end of the index.
+  const fromTheTop = '2 * $4::bigint + $3 <= (SELECT n FROM total)';
+  return `WITH total AS (
+  SELECT (
+    (SELECT coalesce(sum(${countColumn}), 0) FROM ${countTable}
       WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR day > count_day($2)))
     + (SELECT count(*) FROM ${table}
       WHERE $2::timestamptz IS NOT NULL AND workspace_id = $1
         AND ${sinceColumn} >= $2 AND ${sinceColumn} < count_day($2) + interval '24 hours')
-    )::bigint AS total,
+  )::bigint AS n
+), page AS (
+  -- The outer LIMIT changes no result: it tells the planner a page is small (the second branch's
+  -- own LIMIT is only known when it runs), so the page's rows are fetched by id, not hashed.
+  SELECT * FROM (
+  (SELECT id, intent_score FROM ${table}
+    WHERE ${matching} AND ${fromTheTop}
+    ORDER BY intent_score DESC, id
+    LIMIT $3 OFFSET $4)
+  UNION ALL
+  (SELECT id, intent_score FROM ${table}
+    WHERE ${matching} AND NOT (${fromTheTop})
+    ORDER BY intent_score, id DESC
+    LIMIT greatest(least($3, (SELECT n FROM total) - $4::bigint), 0)
+    OFFSET greatest((SELECT n FROM total) - $4::bigint - $3, 0))
+  ) both_ends LIMIT $3
+)
+SELECT row_to_json(envelope)::text AS body FROM (
+  SELECT
+    (SELECT n FROM total) AS total,
     $3::integer AS "limit",
     $4::bigint AS "offset",
     coalesce(
