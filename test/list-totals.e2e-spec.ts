@@ -63,9 +63,15 @@ describe('list totals kept by the day-count triggers', () => {
   };
   const LISTS = [companies, leads];
 
-  function get(list: List, tenant: Tenant, query: Record<string, string | number> = {}) {
+  function get(
+    list: List,
+    tenant: Tenant,
+    query: Record<string, string | number | undefined> = {},
+  ) {
     const search = new URLSearchParams({ limit: String(LIMIT) });
-    for (const [name, value] of Object.entries(query)) search.set(name, String(value));
+    for (const [name, value] of Object.entries(query)) {
+      if (value !== undefined) search.set(name, String(value));
+    }
     return getWithKey(t.app, `${list.path}?${search.toString()}`, tenant.key);
   }
 

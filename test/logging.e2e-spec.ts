@@ -1,8 +1,8 @@
-import { Logger } from 'nestjs-pino';
 import request, { type Response } from 'supertest';
 import { generateApiKey } from '../src/auth/api-key';
 import { CompaniesService } from '../src/companies/companies.service';
 import { LeadsService } from '../src/leads/leads.service';
+import { AppLogger } from '../src/logging/app-logger';
 import { LOG_DESTINATION } from '../src/logging/logging.module';
 import { createTestApp, type TestApp } from './support/app';
 import { createCompany } from './support/factories';
@@ -26,9 +26,8 @@ beforeAll(async () => {
       builder.overrideProvider(LOG_DESTINATION).useValue(capture);
     },
   });
-  // As main.ts does: Nest's own messages (the error filter's) go through pino too. One app per
-  // file: nestjs-pino keeps the first destination for them, process-wide.
-  t.app.useLogger(t.app.get(Logger));
+  // As main.ts does: Nest's own messages go through pino too.
+  t.app.useLogger(t.app.get(AppLogger));
   const tenant = await createTenant(t.prisma);
   ({ key } = tenant);
   workspaceId = tenant.workspace.id;

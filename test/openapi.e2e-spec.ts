@@ -468,7 +468,9 @@ describe('with a limit of 2 requests per minute per key and per address', () => 
     it('reports a 200 body that does not match its schema', async () => {
       jest
         .spyOn(CompaniesService.prototype, 'list')
-        .mockResolvedValueOnce({ total: 1, limit: 50, offset: 0, data: [{ id: 'co_1' }] as never });
+        .mockResolvedValueOnce(
+          JSON.stringify({ total: 1, limit: 50, offset: 0, data: [{ id: 'co_1' }] }),
+        );
 
       expect((await getWithKey(t.app, '/v1/companies', key)).status).toBe(200);
 
@@ -488,7 +490,7 @@ describe('with a limit of 2 requests per minute per key and per address', () => 
       expect((await getWithKey(t.app, '/v1/companies', key)).status).toBe(500);
 
       expect(takeContractViolations()).toEqual([
-        'GET /v1/companies -> 500: the body does not match its schema',
+        'GET /v1/companies -> 500: the body does not match its schema: /body/message must be string',
       ]);
     });
 

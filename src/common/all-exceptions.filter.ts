@@ -7,6 +7,7 @@ import {
   Logger,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import type { Logger as PinoLogger } from 'pino';
 import { isDatabaseUnavailable } from './database-errors';
 import type { ErrorEnvelopeDto } from './error-envelope.dto';
 
@@ -32,13 +33,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
     if (status === HttpStatus.UNAUTHORIZED) response.setHeader('WWW-Authenticate', 'Bearer');
     if (status === HttpStatus.INTERNAL_SERVER_ERROR) {
-      this.logger.error(
-        exception instanceof Error ? (exception.stack ?? exception.message) : exception,
-      );
+      const text = exception instanceof Error ? (exception.stack ?? exception.message) : exception;
+      this.log(request, 'error', typeof text === 'string' ? text : JSON.stringify(text));
     } else if (status === HttpStatus.SERVICE_UNAVAILABLE) {
-      this.logger.warn(
-        `Database unavailable: ${exception instanceof Error ? exception.message : ''}`,
-      );
+      const reason = exception instanceof Error ? exception.message : '';
+      this.log(request, 'warn', `Database unavailable: ${reason}`);
     }
 
     const body: ErrorEnvelopeDto = {
@@ -49,6 +48,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
       timestamp: new Date().toISOString(),
     };
     response.status(status).json(body);
+  }
+
+  /** Through the request's own logger (pino-http's), so that the line carries its request id. */
+  private log(request: Request, level: 'error' | 'warn', message: string): void {
+    const requestLog = (request as { log?: PinoLogger }).log;
+    if (requestLog) requestLog[level]({ context: AllExceptionsFilter.name }, message);
+    else this.logger[level](message);
   }
 
   private statusOf(exception: unknown): HttpStatus {

@@ -3,12 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Logger } from 'nestjs-pino';
 import { AppModule } from '../app.module';
 import { APP_OPTIONS, configureApp } from '../app.setup';
 import { runAdmin } from '../cli/run-admin';
 import { Environment } from '../config/environment';
 import { applyMigrations } from '../database/migrator';
+import { AppLogger } from '../logging/app-logger';
 import { startEmbeddedPostgres } from './embedded-postgres';
 
 /**
@@ -38,7 +38,7 @@ async function demo(): Promise<void> {
       }),
     );
     // The server's JSON logs (LOG_LEVEL, default info): one line per request you make.
-    app.useLogger(app.get(Logger));
+    app.useLogger(app.get(AppLogger));
     const { PORT } = app.get(Environment);
     await app.listen(PORT);
     // On Ctrl-C or SIGTERM, embedded-postgres's own exit hook stops its server and removes its

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request } from 'express';
-import { type LevelWithSilent, stdTimeFunctions } from 'pino';
+import { type LevelWithSilent, type LoggerOptions, stdTimeFunctions } from 'pino';
 import type { Options } from 'pino-http';
 
 /*
@@ -18,11 +18,8 @@ export function redactApiKeys(text: string): string {
   return text.replace(API_KEY_LIKE, REDACTED_KEY);
 }
 
-/**
- * pino-http's options, shared by the request log and Nest's own logs: one JSON line per request
- * (method, path, status, duration, request id, workspace), and no secret in any line.
- */
-export function loggerOptions(level: LevelWithSilent): Options {
+/** The root logger's options: JSON lines, ISO times, and no secret in any line. */
+export function loggerOptions(level: LevelWithSilent): LoggerOptions {
   return {
     level,
     timestamp: stdTimeFunctions.isoTime,
@@ -34,22 +31,29 @@ export function loggerOptions(level: LevelWithSilent): Options {
     },
     // Whatever a line holds (a message, an error's stack, a path), keys do not reach the output.
     hooks: { streamWrite: redactApiKeys },
-    // The id that setResponseHeaders chose and sent back as X-Request-Id: one id everywhere.
-    genReqId: (request) => requestIdOf(request),
-    customAttributeKeys: { reqId: 'requestId' },
-    // Lines written while a request is handled (the error filter's) carry its id and nothing
-    // else; the request line is built by requestLine.
-    quietReqLogger: true,
-    quietResLogger: true,
-    customLogLevel: (_request, response, error) =>
-      error || response.statusCode >= 500 ? 'error' : 'info',
-    customSuccessObject: (request, response, fields: ResponseTime) =>
-      requestLine(request, response, fields),
-    // Without the synthetic "failed with status code" error: the filter logs the real one.
-    customErrorObject: (request, response, _error, fields: ResponseTime) =>
-      requestLine(request, response, fields),
   };
 }
+
+/**
+ * pino-http's options: one JSON line per request (method, path, status, duration, request id,
+ * workspace).
+ */
+export const httpLoggerOptions: Options = {
+  // The id that setResponseHeaders chose and sent back as X-Request-Id: one id everywhere.
+  genReqId: (request) => requestIdOf(request),
+  customAttributeKeys: { reqId: 'requestId' },
+  // Lines written through request.log (the error filter's) carry its id and nothing else; the
+  // request line is built by requestLine.
+  quietReqLogger: true,
+  quietResLogger: true,
+  customLogLevel: (_request, response, error) =>
+    error || response.statusCode >= 500 ? 'error' : 'info',
+  customSuccessObject: (request, response, fields: ResponseTime) =>
+    requestLine(request, response, fields),
+  // Without the synthetic "failed with status code" error: the filter logs the real one.
+  customErrorObject: (request, response, _error, fields: ResponseTime) =>
+    requestLine(request, response, fields),
+};
 
 interface ResponseTime {
   responseTime: number;

@@ -1,25 +1,59 @@
-import { RequestMethod } from '@nestjs/common';
-import { LoggerModule } from 'nestjs-pino';
-import { type DestinationStream, destination } from 'pino';
+import {
+  Global,
+  Inject,
+  type MiddlewareConsumer,
+  Module,
+  type NestModule,
+  RequestMethod,
+} from '@nestjs/common';
+import type { RequestHandler } from 'express';
+import { type DestinationStream, destination, pino } from 'pino';
+import { pinoHttp } from 'pino-http';
 import { Environment } from '../config/environment';
-import { loggerOptions } from './log-options';
+import { AppLogger, ROOT_LOGGER } from './app-logger';
+import { httpLoggerOptions, loggerOptions } from './log-options';
 
 /** Where log lines are written: standard output; a test overrides it to read them. */
 export const LOG_DESTINATION = Symbol('LOG_DESTINATION');
 
+/** The request log middleware (pino-http). */
+const HTTP_LOGGER = Symbol('HTTP_LOGGER');
+
 /**
- * Structured JSON logs through pino: the request log (pino-http) and, once the app calls
- * `useLogger(app.get(Logger))`, Nest's own messages.
+ * Structured JSON logs through pino: the request log and, once the app calls
+ * `useLogger(app.get(AppLogger))`, Nest's own messages.
+ *
+ * Not nestjs-pino: its middleware runs every request inside an AsyncLocalStorage, which on Node 20
+ * turns on promise hooks for every promise of the process; measured, that cost ~10-20% of the
+ * throughput of a request (docs/benchmarks.md). The one line that needs the request's id, the
+ * error filter's, logs through the request's own logger (`request.log`) instead.
  */
-export const LoggingModule = LoggerModule.forRootAsync({
+@Global()
+@Module({
   providers: [
     // Synchronous writes: a line is never lost when the process exits right after it.
     { provide: LOG_DESTINATION, useFactory: () => destination({ dest: 1, sync: true }) },
+    {
+      provide: ROOT_LOGGER,
+      inject: [Environment, LOG_DESTINATION],
+      useFactory: (environment: Environment, stream: DestinationStream) =>
+        pino(loggerOptions(environment.LOG_LEVEL), stream),
+    },
+    {
+      provide: HTTP_LOGGER,
+      inject: [ROOT_LOGGER],
+      useFactory: (logger: ReturnType<typeof pino>) => pinoHttp({ ...httpLoggerOptions, logger }),
+    },
+    AppLogger,
   ],
-  inject: [Environment, LOG_DESTINATION],
-  useFactory: (environment: Environment, stream: DestinationStream) => ({
-    pinoHttp: [loggerOptions(environment.LOG_LEVEL), stream],
-    // Every path, in path-to-regexp 8's syntax (nestjs-pino's default `*` makes Nest 11 warn).
-    forRoutes: [{ path: '{*path}', method: RequestMethod.ALL }],
-  }),
-});
+  exports: [AppLogger, ROOT_LOGGER],
+})
+export class LoggingModule implements NestModule {
+  constructor(@Inject(HTTP_LOGGER) private readonly httpLogger: RequestHandler) {}
+
+  configure(consumer: MiddlewareConsumer): void {
+    // Every path, in path-to-regexp 8's syntax. Matching this wildcard also decodes the path: one
+    // that cannot be percent-decoded (/v1/%ZZ) is refused there with a 400.
+    consumer.apply(this.httpLogger).forRoutes({ path: '{*path}', method: RequestMethod.ALL });
+  }
+}

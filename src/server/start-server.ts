@@ -1,7 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Logger } from 'nestjs-pino';
 import { configureApp } from '../app.setup';
 import { Environment } from '../config/environment';
+import { AppLogger } from '../logging/app-logger';
 import { enableGracefulShutdown } from './graceful-shutdown';
 import { setServerTimeouts } from './server-timeouts';
 
@@ -11,7 +11,7 @@ import { setServerTimeouts } from './server-timeouts';
  */
 export async function startServer(app: NestExpressApplication): Promise<void> {
   configureApp(app);
-  app.useLogger(app.get(Logger));
+  app.useLogger(app.get(AppLogger));
   setServerTimeouts(app.getHttpServer());
   // Not enableShutdownHooks(): see graceful-shutdown.ts for the order it gets wrong.
   enableGracefulShutdown(app);

@@ -8,7 +8,8 @@ import { createResponseAjv } from 'express-openapi-validator/dist/framework/ajv'
 import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types';
 import { recordContractViolation } from './contract-violations';
 
-type Validate = (data: unknown) => boolean;
+/** True, or what is wrong (Ajv's first error: the path in the data and the message). */
+type Validate = (data: unknown) => true | string;
 type Check = (response: Response, body: unknown) => string[];
 
 /**
@@ -59,7 +60,11 @@ function checkBeyondTheValidator(document: OpenAPIObject) {
   });
   const compile = (ajv: typeof bodies, schema: object): Validate => {
     const validate = ajv.compile({ ...schema, components: document.components });
-    return (data) => validate(data);
+    return (data) => {
+      if (validate(data)) return true;
+      const [first] = validate.errors ?? [];
+      return first ? `${first.instancePath} ${first.message ?? ''}`.trim() : 'invalid';
+    };
   };
 
   // Per operation and status: the check of a body given to res.json, and of JSON text sent as is.
@@ -95,12 +100,13 @@ function checkBeyondTheValidator(document: OpenAPIObject) {
     });
     return (response, data) => {
       const problems: string[] = [];
-      if (body && !body({ body: data })) problems.push('the body does not match its schema');
+      const verdict = body ? body({ body: data }) : true;
+      if (verdict !== true) problems.push(`the body does not match its schema: ${verdict}`);
       for (const header of documented) {
         const sent = response.getHeader(header.name);
         if (sent === undefined) {
           if (header.required) problems.push(`the ${header.name} header is missing`);
-        } else if (!header.value({ value: String(sent) })) {
+        } else if (header.value({ value: String(sent) }) !== true) {
           problems.push(`the ${header.name} header (${String(sent)}) does not match its schema`);
         }
       }
