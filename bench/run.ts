@@ -52,6 +52,8 @@ interface Workload {
   id: string;
   title: string;
   requests: Request[];
+  /** Concurrent connections, when not the run's. */
+  connections?: number;
   /** The SQL statements of one such request, with their parameters, for pgbench. */
   statements: (request: Request) => [string, unknown[]][];
 }
@@ -279,6 +281,16 @@ function defineWorkloads(keys: Map<string, string>): Workload[] {
       statements: companies,
     },
     {
+      id: 'c1',
+      title: 'the same deep pages, one client at a time (a single sync job)',
+      requests: [scale.largeCompanies / 2, scale.largeCompanies - 200].map((offset) => ({
+        path: `/v1/companies?limit=200&offset=${offset}`,
+        key: large,
+      })),
+      connections: 1,
+      statements: companies,
+    },
+    {
       id: 'd0',
       title: 'page one of the large workspace, limit=50, no filter',
       requests: [{ path: '/v1/companies?limit=50', key: large }],
@@ -317,17 +329,31 @@ interface RunningServer {
   startupMs: number;
 }
 
-const ENTRY: Record<ServerName, string> = {
-  service: join(ROOT, 'dist', 'main.js'),
-  bare: join(__dirname, 'bare-server.js'),
-  naive: join(__dirname, 'naive-server.js'),
+// The service and the naive variant start as production starts the service: `npm run start:prod`'s
+// node flags (heap bounds), without npm in between.
+const PRODUCTION_FLAGS = productionNodeFlags();
+const COMMAND: Record<ServerName, string[]> = {
+  service: [...PRODUCTION_FLAGS, join(ROOT, 'dist', 'main.js')],
+  bare: [join(__dirname, 'bare-server.js')],
+  naive: [...PRODUCTION_FLAGS, join(__dirname, 'naive-server.js')],
 };
+
+function productionNodeFlags(): string[] {
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const [node, ...rest] = manifest.scripts['start:prod'].split(/\s+/);
+  if (node !== 'node' || rest.at(-1) !== 'dist/main.js') {
+    throw new Error('start:prod is expected to be `node [flags] dist/main.js`');
+  }
+  return rest.slice(0, -1);
+}
 
 async function startServer(name: ServerName, databaseUrl: string): Promise<RunningServer> {
   const port = await findFreePort();
   const errors = openSync(join(tmpdir(), `bench-${name}.err.log`), 'w');
   const started = performance.now();
-  const child = spawn(process.execPath, [ENTRY[name]], {
+  const child = spawn(process.execPath, COMMAND[name], {
     cwd: ROOT,
     // Production settings; the rate limit is raised so that the load is not refused, and the
     // request log (one JSON line per request, as in production) goes to /dev/null.
@@ -394,7 +420,7 @@ async function load(port: number, workload: Workload, duration: number) {
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const options: autocannon.Options = {
       url: `http://127.0.0.1:${port}`,
-      connections,
+      connections: workload.connections ?? connections,
       duration,
       requests: [
         {
@@ -494,7 +520,16 @@ function runPgbench(url: string, workloads: Workload[]): Measurement[] {
         writeFileSync(file, text + '\n');
         return file;
       });
-      const args = ['-n', '-M', 'simple', '-c', String(connections), '-j', '2'];
+      const clients = workload.connections ?? connections;
+      const args = [
+        '-n',
+        '-M',
+        'simple',
+        '-c',
+        String(clients),
+        '-j',
+        String(Math.min(2, clients)),
+      ];
       args.push('-l', '--log-prefix', join(dir, 'log'), ...scripts.flatMap((f) => ['-f', f]));
       execFileSync(pgbench, [...args, '-T', String(warmupSeconds > 1 ? warmupSeconds : 1), url], {
         stdio: 'ignore',
