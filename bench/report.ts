@@ -62,8 +62,9 @@ export function renderReport(report: Report): string {
       (report.generation === undefined
         ? ' (reused from a previous run).'
         : `, generated in ${number(report.generation)} s.`),
-    `- Load: autocannon, ${report.connections} connections, ${report.seconds} s per workload and server ` +
-      'after a warm-up, requests drawn at random from the workload; p50 and p99 over every response. ' +
+    `- Load: autocannon, ${report.connections} connections (c1: one), per workload the servers in ` +
+      `the order service, bare, naive, bare, service, each period ${report.seconds} s after a ` +
+      'warm-up; requests drawn at random from the workload; p50 and p99 over every response. ' +
       `pgbench: the same statements, ${report.connections} clients.`,
     `- Start-up to ready: ${(['service', 'bare', 'naive'] as const)
       .map((s) => `${s} ${number(report.startup[s] ?? NaN)} ms`)

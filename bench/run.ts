@@ -29,7 +29,8 @@ import { renderReport, type Measurement, type Report, type ServerName } from './
  * only that everything runs and answers alike. Environment:
  * - BENCH_DATABASE_URL: a server and a database whose name contains "bench"; it is dropped and
  *   recreated. Default: the local PostgreSQL on 5432 if it answers, else an embedded one.
- * - BENCH_SECONDS (per workload and server), BENCH_CONNECTIONS.
+ * - BENCH_SECONDS (each measured period), BENCH_CONNECTIONS; BENCH_WORKLOADS=a,e to run only
+ *   those (the report then goes to the temporary directory).
  * - --reuse-data: keep the data of a previous run of the same scale (while iterating).
  */
 const ROOT = join(__dirname, '..', '..');
@@ -67,7 +68,9 @@ async function main(): Promise<void> {
   try {
     const generation = await prepareData(database.url);
     const keys = await createKeys(database.url);
-    const workloads = defineWorkloads(keys);
+    // BENCH_WORKLOADS=a,e runs only those (while iterating; a committed report has them all).
+    const only = process.env.BENCH_WORKLOADS?.split(',');
+    const workloads = defineWorkloads(keys).filter(({ id }) => !only || only.includes(id));
     const report: Report = {
       smoke,
       scale,
@@ -79,31 +82,44 @@ async function main(): Promise<void> {
       measurements: [],
       ceiling: [],
     };
-    const samples = new Map<ServerName, string[]>();
-    for (const server of ['service', 'bare', 'naive'] as const) {
-      const running = await startServer(server, database.url);
-      report.startup[server] = running.startupMs;
-      log(`${server}: ready in ${running.startupMs.toFixed(0)} ms`);
-      try {
-        samples.set(server, await fetchSamples(running.port, workloads));
-        for (const workload of workloads) {
-          const measurement = await measure(server, running, workload);
+    const servers = new Map<ServerName, RunningServer>();
+    try {
+      const samples = new Map<ServerName, string[]>();
+      for (const name of SERVERS) {
+        const running = await startServer(name, database.url);
+        servers.set(name, running);
+        report.startup[name] = running.startupMs;
+        log(`${name}: ready in ${running.startupMs.toFixed(0)} ms`);
+        samples.set(name, await fetchSamples(running.port, workloads));
+      }
+      checkSameAnswers(samples);
+      for (const workload of workloads) {
+        // The service and the bare server twice, in mirrored order, so that the machine's drift
+        // during a workload weighs on both alike; the naive one once, in the middle.
+        const runs = new Map<ServerName, LoadResult[]>();
+        for (const name of ['service', 'bare', 'naive', 'bare', 'service'] as const) {
+          const running = servers.get(name);
+          if (!running) continue;
+          runs.set(name, [...(runs.get(name) ?? []), await measure(running, workload)]);
+        }
+        for (const [name, results] of runs) {
+          const measurement = summarize(name, workload.id, results);
           report.measurements.push(measurement);
           log(
-            `${server} ${workload.id}: ${measurement.rps.toFixed(0)} req/s, p50 ` +
+            `${name} ${workload.id}: ${measurement.rps.toFixed(0)} req/s, p50 ` +
               `${measurement.p50.toFixed(2)} ms, p99 ${measurement.p99.toFixed(2)} ms, ` +
               `RSS ${measurement.peakRssMb.toFixed(0)} MB, failures ${measurement.failures}`,
           );
         }
-      } finally {
-        await stopServer(running);
       }
+    } finally {
+      for (const running of servers.values()) await stopServer(running);
     }
-    checkSameAnswers(samples);
     report.ceiling = runPgbench(database.url, workloads);
-    const output = smoke
-      ? join(tmpdir(), 'benchmarks-smoke.md')
-      : join(ROOT, 'docs', 'benchmarks.md');
+    const output =
+      smoke || only
+        ? join(tmpdir(), `benchmarks-${smoke ? 'smoke' : 'partial'}.md`)
+        : join(ROOT, 'docs', 'benchmarks.md');
     writeReport(output, renderReport(report));
     log(`report written to ${output}`);
     const failed = report.measurements.filter((m) => m.failures > 0 && m.server !== 'naive');
@@ -332,6 +348,7 @@ interface RunningServer {
 // The service and the naive variant start as production starts the service: `npm run start:prod`'s
 // node flags (heap bounds), without npm in between.
 const PRODUCTION_FLAGS = productionNodeFlags();
+const SERVERS: ServerName[] = ['service', 'bare', 'naive'];
 const COMMAND: Record<ServerName, string[]> = {
   service: [...PRODUCTION_FLAGS, join(ROOT, 'dist', 'main.js')],
   bare: [join(__dirname, 'bare-server.js')],
@@ -397,24 +414,48 @@ function residentMb(pid: number | undefined): number {
   }
 }
 
-async function measure(
-  server: ServerName,
-  { child, port }: RunningServer,
-  workload: Workload,
-): Promise<Measurement> {
+interface LoadResult {
+  latencies: number[];
+  seconds: number;
+  failures: number;
+  peakRssMb: number;
+}
+
+/** A warm-up, then `seconds` of load, with the server's resident memory sampled meanwhile. */
+async function measure({ child, port }: RunningServer, workload: Workload): Promise<LoadResult> {
   await load(port, workload, warmupSeconds);
   let peakRssMb = residentMb(child.pid);
   const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, residentMb(child.pid))), 50);
   try {
-    const result = await load(port, workload, seconds);
-    return { server, workload: workload.id, ...result, peakRssMb };
+    return { ...(await load(port, workload, seconds)), seconds, peakRssMb };
   } finally {
     clearInterval(sampler);
   }
 }
 
-/** `seconds` of closed-loop load on random requests of the workload; latency of every response. */
-async function load(port: number, workload: Workload, duration: number) {
+function summarize(server: ServerName, workload: string, results: LoadResult[]): Measurement {
+  const latencies = results.flatMap((result) => result.latencies).sort((a, b) => a - b);
+  const at = (q: number) =>
+    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+  const total = (pick: (result: LoadResult) => number) =>
+    results.reduce((sum, result) => sum + pick(result), 0);
+  return {
+    server,
+    workload,
+    rps: latencies.length / total((result) => result.seconds),
+    p50: at(0.5),
+    p99: at(0.99),
+    failures: total((result) => result.failures),
+    peakRssMb: Math.max(...results.map((result) => result.peakRssMb)),
+  };
+}
+
+/** Closed-loop load on random requests of the workload; the latency of every response. */
+async function load(
+  port: number,
+  workload: Workload,
+  duration: number,
+): Promise<{ latencies: number[]; failures: number }> {
   const latencies: number[] = [];
   let failures = 0;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
@@ -437,11 +478,7 @@ async function load(port: number, workload: Workload, duration: number) {
       if (statusCode !== 200) failures += 1;
     });
   });
-  failures += result.errors + result.timeouts;
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) =>
-    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
-  return { rps: latencies.length / duration, p50: at(0.5), p99: at(0.99), failures };
+  return { latencies, failures: failures + result.errors + result.timeouts };
 }
 
 function randomIndex(length: number): number {

@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key';
 import { ApiKeysService } from '../src/auth/api-keys.service';
+import { API_KEY_RECORD_USE_SQL } from '../src/auth/api-keys.sql';
 import { createTestApp, type TestApp } from './support/app';
 import { createApiKey, createCompany, createLead, createWorkspace } from './support/factories';
 
@@ -264,15 +265,13 @@ describe('lastUsedAt', () => {
     const workspace = await createWorkspace(t.prisma);
     const { id, key } = await createApiKey(t.prisma, workspace.id);
     const now = new Date(t.clock.now()).toISOString();
-    const updateMany = t.prisma.apiKey.updateMany.bind(t.prisma.apiKey);
+    const query = t.prisma.query.bind(t.prisma);
     let rowsWritten = 0;
-    jest.spyOn(t.prisma.apiKey, 'updateMany').mockImplementation(((
-      args: Parameters<typeof updateMany>[0],
-    ) =>
-      updateMany(args).then((result) => {
-        rowsWritten += result.count;
-        return result;
-      })) as unknown as typeof updateMany);
+    jest.spyOn(t.prisma, 'query').mockImplementation(async (sql, values) => {
+      const rows = await query(sql, values);
+      if (sql === API_KEY_RECORD_USE_SQL) rowsWritten += rows.length;
+      return rows;
+    });
 
     const responses = await Promise.all(
       Array.from({ length: 10 }, () => call('/v1/me', `Bearer ${key}`)),

@@ -6,7 +6,7 @@ import type { Plan } from '../generated/prisma/client';
 import { PrismaService } from '../prisma/prisma.service';
 import { planIncludesApiAccess } from '../workspaces/plans';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
-import { API_KEY_BY_HASH_SQL, type ApiKeyRow } from './api-keys.sql';
+import { API_KEY_BY_HASH_SQL, API_KEY_RECORD_USE_SQL, type ApiKeyRow } from './api-keys.sql';
 
 /** What a request carries once its key is accepted. */
 export interface AuthenticatedKey {
@@ -107,12 +107,9 @@ export class ApiKeysService {
   private async recordUse(id: string, lastUsedAt: Date | null): Promise<void> {
     const now = this.clock.now();
     if (lastUsedAt && now - lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
-    // Conditional, so that concurrent requests and instances write it once between them.
+    // On the pool like the lookup: serving requests never loads Prisma's query engine.
     const staleBefore = new Date(now - LAST_USED_RESOLUTION_MS);
-    await this.prisma.apiKey.updateMany({
-      where: { id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: staleBefore } }] },
-      data: { lastUsedAt: new Date(now) },
-    });
+    await this.prisma.query(API_KEY_RECORD_USE_SQL, [id, new Date(now), staleBefore]);
   }
 }
 

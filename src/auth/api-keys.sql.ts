@@ -9,6 +9,14 @@ export const API_KEY_BY_HASH_SQL = `SELECT k.id, k.last_used_at AS "lastUsedAt",
 FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
 WHERE k.hash = $1`;
 
+/**
+ * Marks a key used at $2 unless it was marked since $3: conditional, so that concurrent requests
+ * and instances write it once between them. Returns the row it wrote, if any.
+ */
+export const API_KEY_RECORD_USE_SQL = `UPDATE api_keys SET last_used_at = $2
+WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $3)
+RETURNING id`;
+
 export interface ApiKeyRow {
   id: string;
   lastUsedAt: Date | null;

@@ -14,6 +14,6 @@ export class DatabaseHealthIndicator {
   ) {}
 
   pingCheck<Key extends string>(key: Key) {
-    return pingCheck(this.health, key, () => this.prisma.$queryRaw`SELECT 1`, TIMEOUT_MS);
+    return pingCheck(this.health, key, () => this.prisma.query('SELECT 1', []), TIMEOUT_MS);
   }
 }
