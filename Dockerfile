@@ -28,4 +28,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # Migrations first (advisory-locked, so several replicas may start at once), then the server.
 # The server's flags are those of `npm run start:prod` (package.json, where they are explained).
-CMD ["sh", "-c", "node dist/database/migrate.js && exec node --max-old-space-size=128 --max-semi-space-size=8 --v8-pool-size=1 dist/main.js"]
+CMD ["sh", "-c", "node dist/database/migrate.js && exec node --max-old-space-size=128 --v8-pool-size=1 dist/main.js"]
