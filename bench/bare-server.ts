@@ -49,7 +49,7 @@ async function workspaceOf(authorization = ''): Promise<ApiKeyRow | undefined> {
 
 const server = createServer((request, response) => {
   const [path, search = ''] = (request.url ?? '/').split('?', 2);
-  if (path === '/health') return send(response, 200, '{"status":"ok"}');
+  if (path.startsWith('/health')) return send(response, 200, '{"status":"ok"}');
   workspaceOf(request.headers.authorization)
     .then(async (found) => {
       if (!found) return send(response, 401, '{"statusCode":401}');

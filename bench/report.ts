@@ -24,20 +24,10 @@ export interface Report {
   generation: number | undefined;
   machine: { cpu: string; memoryGb: number; node: string; postgres: string; date: string };
   startup: Partial<Record<ServerName, number>>;
+  workloads: { id: string; title: string }[];
   measurements: Measurement[];
   ceiling: Measurement[];
 }
-
-const WORKLOADS: Record<string, string> = {
-  a: '(a) page one of companies, limit=50, random small workspaces',
-  b: '(b) full sync of small workspaces: every offset, limit=200',
-  c: '(c) deep pages of the large workspace (offsets 500,000 and 999,800), limit=200',
-  c1: '(c1) the same deep pages, one client (a single sync job paging alone)',
-  d0: '(d0) page one of the large workspace, limit=50, no filter',
-  d: '(d) `since` filters on the large workspace (1 h to 365 days), limit=50',
-  e: '(e) GET /v1/me',
-  f: '(f) page one of leads, limit=50, random small workspaces',
-};
 
 const number = (value: number, digits = 0) =>
   Number.isFinite(value) ? value.toFixed(digits) : '–';
@@ -71,8 +61,8 @@ export function renderReport(report: Report): string {
       .join(', ')}.`,
     '',
   );
-  for (const [id, title] of Object.entries(WORKLOADS)) {
-    lines.push(`### ${title}`, '');
+  for (const { id, title } of report.workloads) {
+    lines.push(`### (${id}) ${title}`, '');
     lines.push(
       '| server | req/s | p50 ms | p99 ms | peak RSS MB | failed |',
       '|---|---:|---:|---:|---:|---:|',
@@ -120,7 +110,7 @@ function targets(report: Report, find: Find): [string, string, boolean][] {
     rows.push([`(${id}) throughput >= 0.8x bare`, ratio(throughput), throughput >= 0.8]);
     rows.push([`(${id}) p99 <= 1.5x bare`, ratio(tail), tail <= 1.5]);
   }
-  for (const id of ['c', 'c1']) {
+  for (const id of ['c', 'c2', 'c1']) {
     const deep = get('service', id);
     const naiveDeep = get('naive', id);
     rows.push([`(${id}) deep page p50 <= 150 ms`, `${number(deep.p50, 1)} ms`, deep.p50 <= 150]);
