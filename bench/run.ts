@@ -49,6 +49,8 @@ interface Request {
   key: string;
 }
 
+type SqlValue = string | number | null | undefined;
+
 interface Workload {
   id: string;
   title: string;
@@ -56,7 +58,7 @@ interface Workload {
   /** Concurrent connections, when not the run's. */
   connections?: number;
   /** The SQL statements of one such request, with their parameters, for pgbench. */
-  statements: (request: Request) => [string, unknown[]][];
+  statements: (request: Request) => [string, SqlValue[]][];
 }
 
 function log(line: string): void {
@@ -252,7 +254,7 @@ function defineWorkloads(keys: Map<string, string>): Workload[] {
   // A list request's statements: the key lookup, then the list's one statement.
   const list =
     (sql: string) =>
-    ({ path, key }: Request): [string, unknown[]][] => {
+    ({ path, key }: Request): [string, SqlValue[]][] => {
       const query = new URL(path, 'http://bench').searchParams;
       return [
         [API_KEY_BY_HASH_SQL, [hashOf(key)]],
@@ -476,7 +478,11 @@ async function load(
         },
       ],
     };
-    const instance = autocannon(options, (error, done) => (error ? reject(error) : resolve(done)));
+    const instance = autocannon(options, (error: unknown, done) =>
+      error
+        ? reject(error instanceof Error ? error : new Error('autocannon failed'))
+        : resolve(done),
+    );
     instance.on('response', (_client, statusCode, _bytes, responseTime) => {
       latencies.push(responseTime);
       if (statusCode !== 200) failures += 1;
@@ -530,7 +536,7 @@ function checkSameAnswers(samples: Map<ServerName, string[]>): void {
 // ---- pgbench ------------------------------------------------------------------------------------
 
 /** A SQL literal for pgbench's simple protocol (its `:name` variables rule out parameters here). */
-function literal(value: unknown): string {
+function literal(value: SqlValue): string {
   if (value === null || value === undefined) return 'NULL';
   if (typeof value === 'number') return String(value);
   return `'${String(value).replaceAll("'", "''")}'`;
