@@ -318,7 +318,7 @@ describe('503', () => {
   });
 });
 
-async function captureStatementTimeout(url: string): Promise<unknown> {
+async function captureStatementTimeout(url: string): Promise<Error> {
   const locker = new Client({ connectionString: url });
   const pool = new Pool({ connectionString: url, statement_timeout: 20 });
   await locker.connect();
@@ -329,8 +329,9 @@ async function captureStatementTimeout(url: string): Promise<unknown> {
       () => new Error('the query was not cancelled'),
       (thrown: unknown) => thrown,
     );
+    expect(error).toBeInstanceOf(Error);
     expect(String(error)).toContain('canceling statement due to statement timeout');
-    return error;
+    return error as Error;
   } finally {
     await locker.query('ROLLBACK');
     await locker.end();
