@@ -265,6 +265,28 @@ describe('503', () => {
     expect(statuses.at(-1)).toBe(200);
   });
 
+  it('an administrator terminating the idle connections neither ends the process nor fails the next request', async () => {
+    expect((await get('/v1/companies')).status).toBe(200);
+    const admin = new Client({ connectionString: database.url });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query<{ terminated: boolean }>(
+        `SELECT pg_terminate_backend(pid) AS terminated FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+      );
+      expect(rows.length).toBeGreaterThan(0);
+    } finally {
+      await admin.end();
+    }
+    // Let the FATAL messages reach the pool's idle connections before the next requests.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await get('/v1/companies')).status);
+    expect(statuses.every((status) => status === 200 || status === 503)).toBe(true);
+    expect(statuses.at(-1)).toBe(200);
+  });
+
   it.each([
     ['the key lookup', 'api_keys', '/v1/me'],
     ['a list', 'companies', '/v1/companies'],

@@ -1,4 +1,4 @@
-import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { Pool, type QueryResultRow } from 'pg';
 import { Environment } from '../config/environment';
@@ -6,6 +6,8 @@ import { PrismaClient } from '../generated/prisma/client';
 
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleDestroy {
+  private static readonly logger = new Logger('Database');
+
   /** The connection pool under Prisma's adapter, shared with `query` below. */
   private readonly pool: Pool;
 
@@ -23,6 +25,11 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
       // - jit: compiling a plan costs tens of milliseconds, more than any of these queries runs.
       options: '-c TimeZone=UTC -c extra_float_digits=1 -c jit=off',
     });
+    // A connection that dies while idle (a restart, an administrator's termination) is dropped
+    // by the pool and reported here; without a listener the event would end the process.
+    pool.on('error', (error) =>
+      PrismaService.logger.warn(`Idle connection lost: ${error.message}`),
+    );
     super({ adapter: new PrismaPg(pool) });
     this.pool = pool;
   }
