@@ -4,6 +4,7 @@ import { hashApiKey, isWellFormedApiKey } from '../src/auth/api-key';
 import { API_KEY_BY_HASH_SQL, type ApiKeyRow } from '../src/auth/api-keys.sql';
 import { COMPANY_PAGE_SQL } from '../src/companies/companies.sql';
 import { LEAD_PAGE_SQL } from '../src/leads/leads.sql';
+import { poolConfig } from '../src/prisma/pool-config';
 import { planIncludesApiAccess } from '../src/workspaces/plans';
 
 /**
@@ -14,12 +15,7 @@ import { planIncludesApiAccess } from '../src/workspaces/plans';
  */
 const { DATABASE_URL, API_KEY_SECRET = '', PORT = '3000' } = process.env;
 
-const pool = new Pool({
-  connectionString: DATABASE_URL,
-  max: 10, // pg's default, which the service's adapter uses too
-  statement_timeout: 5_000,
-  options: '-c TimeZone=UTC -c extra_float_digits=1 -c jit=off',
-});
+const pool = new Pool(poolConfig(DATABASE_URL ?? ''));
 
 const LISTS: Record<string, string> = {
   '/v1/companies': COMPANY_PAGE_SQL,

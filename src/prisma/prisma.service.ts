@@ -3,6 +3,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { Pool, type QueryResultRow } from 'pg';
 import { Environment } from '../config/environment';
 import { PrismaClient } from '../generated/prisma/client';
+import { poolConfig } from './pool-config';
 
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleDestroy {
@@ -12,19 +13,7 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
   private readonly pool: Pool;
 
   constructor(environment: Environment) {
-    const pool = new Pool({
-      connectionString: environment.DATABASE_URL,
-      // Bounded waits, so that a database that is down or stuck gives a 503 in seconds rather
-      // than requests that hang.
-      connectionTimeoutMillis: 5_000,
-      statement_timeout: 5_000,
-      // - TimeZone: the adapter sends and reads timestamps without an offset; in a session whose
-      //   zone is not UTC, every instant would be shifted by it.
-      // - extra_float_digits: PostgreSQL writes the lists' JSON, and scores must come out exactly
-      //   as stored (1 is the shortest exact form; a server set to 0 would round them).
-      // - jit: compiling a plan costs tens of milliseconds, more than any of these queries runs.
-      options: '-c TimeZone=UTC -c extra_float_digits=1 -c jit=off',
-    });
+    const pool = new Pool(poolConfig(environment.DATABASE_URL));
     // A connection that dies while idle (a restart, an administrator's termination) is dropped
     // by the pool and reported here; without a listener the event would end the process.
     pool.on('error', (error) =>
