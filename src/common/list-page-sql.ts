@@ -19,17 +19,21 @@
  * always bound, never spliced into the text. The benchmark's bare server and pgbench run this same
  * text.
  */
-export interface ListPageSql {
-  /** The listed table, e.g. companies. */
+/** How one item of a table is written as JSON: lists, change feeds and single reads share it. */
+export interface ItemSelect {
+  /** The item's table, e.g. companies. */
   table: string;
+  /** SELECT list of one item, fields in the contract's order, over its row aliased `row`. */
+  item: string;
+  /** Joins the item needs beyond the row, e.g. a lead's company. */
+  joins?: string;
+}
+
+export interface ListPageSql extends ItemSelect {
   /** The timestamp column `since` filters on, counted per day in `countTable`. */
   sinceColumn: string;
   countTable: string;
   countColumn: string;
-  /** SELECT list of one item, fields in the contract's order, over the page's row aliased `row`. */
-  item: string;
-  /** Joins the item needs beyond the row, e.g. a lead's company. */
-  joins?: string;
 }
 
 export function listPageSql({

@@ -11,7 +11,7 @@ const DECIMAL_INTEGER = /^\d+$/;
 export const MAX_LIMIT = 200;
 const DEFAULT_LIMIT = 50;
 
-function toInteger({ value }: { value: unknown }): unknown {
+export function toInteger({ value }: { value: unknown }): unknown {
   return typeof value === 'string' && DECIMAL_INTEGER.test(value) ? Number(value) : value;
 }
 
@@ -29,7 +29,7 @@ function toDate({ value }: { value: unknown }): unknown {
 }
 
 /** A parameter given more than once (`limit=1&limit=2`) is refused rather than guessed at. */
-function IsGivenOnce(): PropertyDecorator {
+export function IsGivenOnce(): PropertyDecorator {
   return ValidateBy({
     name: 'isGivenOnce',
     validator: {

@@ -1,11 +1,15 @@
-import { Controller, Get, Header, Query } from '@nestjs/common';
+import { Controller, Get, Header, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Workspace, type AuthenticatedWorkspace } from '../auth/workspace.decorator';
+import { ChangesQueryDto } from '../changes/changes-query.dto';
 import type { JsonText } from '../common/json-text';
 import { ListQueryDto } from '../common/list-query.dto';
+import { NoQueryDto } from '../common/no-query.dto';
 import { ApiContractResponses } from '../openapi/api-responses.decorator';
 import { CompaniesService } from './companies.service';
+import { CompanyChangePageDto } from './dto/company-change-page.dto';
 import { CompanyPageDto } from './dto/company-page.dto';
+import { CompanyDto } from './dto/company.dto';
 
 @ApiTags('companies')
 @ApiBearerAuth()
@@ -30,5 +34,49 @@ export class CompaniesController {
     @Query() query: ListQueryDto,
   ): Promise<JsonText<CompanyPageDto>> {
     return this.companies.list(workspace.id, query);
+  }
+
+  // Declared before `:id`, which would otherwise take `changes` for an id.
+  @Get('changes')
+  @Header('Content-Type', 'application/json; charset=utf-8')
+  @ApiOperation({
+    operationId: 'companyChanges',
+    summary: 'Follow every change to the companies, deletions included',
+    description:
+      "The change feed of the workspace's companies, for keeping a copy in sync without losing " +
+      'anything. Start without `cursor`: every live company comes as an upsert. Follow `nextCursor` ' +
+      'while `hasMore` is true, upsert by `id`, remove on `delete`; store the cursor after ' +
+      'applying a page, and poll with it later. Each company appears once, at its latest change, ' +
+      'with its current state; an update that changes nothing is not a change. A change to one of its contacts is a change of the company. ' +
+      'Nothing is skipped whatever the order in which concurrent writers commit; a transaction ' +
+      'that runs long holds back the changes committed after it started until it ends.',
+  })
+  @ApiContractResponses(CompanyChangePageDto, 'A page of changes, possibly empty.', { gone: true })
+  companyChanges(
+    @Workspace() workspace: AuthenticatedWorkspace,
+    @Query() query: ChangesQueryDto,
+  ): Promise<JsonText<CompanyChangePageDto>> {
+    return this.companies.changes(workspace.id, query);
+  }
+
+  @Get(':id')
+  @Header('Content-Type', 'application/json; charset=utf-8')
+  @ApiOperation({
+    operationId: 'getCompany',
+    summary: 'Read one company',
+    description:
+      'The company with this id, the same object as in the list. Takes no query parameter: any is a 400.',
+  })
+  @ApiContractResponses(CompanyDto, 'The company.', {
+    notFound:
+      "No company of the key's workspace has this id (whether or not another workspace has one): " +
+      'the same response in both cases.',
+  })
+  getCompany(
+    @Workspace() workspace: AuthenticatedWorkspace,
+    @Param('id') id: string,
+    @Query() _query: NoQueryDto,
+  ): Promise<JsonText<CompanyDto>> {
+    return this.companies.get(workspace.id, id);
   }
 }

@@ -1,11 +1,10 @@
-import { isoDateTime, listPageSql } from '../common/list-page-sql';
+import { changeFeedSql } from '../changes/change-feed-sql';
+import { itemSql } from '../common/item-sql';
+import { isoDateTime, listPageSql, type ItemSelect } from '../common/list-page-sql';
 
-/** A page of companies with their contacts, and its total, as the response's JSON text. */
-export const COMPANY_PAGE_SQL = listPageSql({
+/** One company as the API shows it, contacts included: lists, feed and single reads alike. */
+const COMPANY: ItemSelect = {
   table: 'companies',
-  sinceColumn: 'last_seen',
-  countTable: 'company_day_counts',
-  countColumn: 'companies',
   item: `row.id, row.name, row.domain, row.industry, row.size, row.country, row.city, row.revenue,
     row.siren, row.intent_score AS "intentScore", row.intent_level AS "intentLevel",
     row.icp_score AS "icpScore", row.commercial_score AS "commercialScore",
@@ -18,4 +17,23 @@ export const COMPANY_PAGE_SQL = listPageSql({
           WHERE company_id = row.id AND workspace_id = row.workspace_id) contact),
       '[]'
     ) AS contacts`,
+};
+
+/** A page of companies with their contacts, and its total, as the response's JSON text. */
+export const COMPANY_PAGE_SQL = listPageSql({
+  ...COMPANY,
+  sinceColumn: 'last_seen',
+  countTable: 'company_day_counts',
+  countColumn: 'companies',
+});
+
+/** One company of the workspace, or no row. */
+export const COMPANY_SQL = itemSql(COMPANY);
+
+/** A page of the companies' change feed (change-feed-sql.ts). */
+export const COMPANY_CHANGES_SQL = changeFeedSql({
+  ...COMPANY,
+  feed: 'companies',
+  changeTable: 'company_changes',
+  key: 'company',
 });

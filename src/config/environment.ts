@@ -44,6 +44,13 @@ export class Environment {
   @Min(1)
   RATE_LIMIT_PER_MINUTE = 120;
 
+  // How long the change feeds keep deletion records (prune-changes removes older ones); a cursor
+  // that points before a removed one is answered 410.
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  CHANGES_RETENTION_DAYS = 30;
+
   // Requests that fail authentication, per client address.
   @Type(() => Number)
   @IsInt()

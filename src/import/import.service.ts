@@ -183,8 +183,10 @@ async function upsertCompanies(
 }
 
 /**
- * A company's contacts become exactly the file's: the old ones of the imported companies go, and
- * so do rows with the ids of the file's contacts (a contact may move to another company).
+ * A company's contacts become exactly the file's: the imported companies' contacts that the file
+ * does not list go, the others are upserted by id (a contact may move to another company). Not a
+ * delete of all and an insert: rewriting identical rows is what lets a re-import of unchanged data
+ * emit no change in the feeds (the triggers compare each row with what it was).
  */
 async function replaceContacts(
   tx: Transaction,
@@ -197,8 +199,8 @@ async function replaceContacts(
   await tx.$executeRaw`
     DELETE FROM contacts
     WHERE workspace_id = ${workspaceId}
-      AND (company_id = ANY(${companies.map((c) => c.id)}::text[])
-        OR id = ANY(${contacts.map((c) => c.id)}::text[]))`;
+      AND company_id = ANY(${companies.map((c) => c.id)}::text[])
+      AND NOT id = ANY(${contacts.map((c) => c.id)}::text[])`;
   for (const batch of batches(contacts)) {
     const column = <K extends keyof (typeof batch)[number]>(key: K) => batch.map((c) => c[key]);
     const written = await tx.$executeRaw`
@@ -211,7 +213,12 @@ async function replaceContacts(
         ${column('id')}::text[], ${column('companyId')}::text[], ${column('name')}::text[],
         ${column('jobTitle')}::text[], ${column('email')}::text[], ${column('phone')}::text[],
         ${column('linkedin')}::text[], ${column('seniority')}::text[]
-      ) AS row (id, company_id, name, job_title, email, phone, linkedin, seniority)`;
+      ) AS row (id, company_id, name, job_title, email, phone, linkedin, seniority)
+      ON CONFLICT (id) DO UPDATE SET
+        company_id = EXCLUDED.company_id, name = EXCLUDED.name, job_title = EXCLUDED.job_title,
+        email = EXCLUDED.email, phone = EXCLUDED.phone, linkedin = EXCLUDED.linkedin,
+        seniority = EXCLUDED.seniority
+      WHERE contacts.workspace_id = EXCLUDED.workspace_id`;
     assertAllWritten('contacts', written, batch.length);
   }
   return contacts.length;

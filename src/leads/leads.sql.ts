@@ -1,11 +1,10 @@
-import { isoDateTime, listPageSql } from '../common/list-page-sql';
+import { changeFeedSql } from '../changes/change-feed-sql';
+import { itemSql } from '../common/item-sql';
+import { isoDateTime, listPageSql, type ItemSelect } from '../common/list-page-sql';
 
-/** A page of leads, each with its company's current name, and its total, as JSON text. */
-export const LEAD_PAGE_SQL = listPageSql({
+/** One lead as the API shows it, with its company's current name. */
+const LEAD: ItemSelect = {
   table: 'leads',
-  sinceColumn: 'created_at',
-  countTable: 'lead_day_counts',
-  countColumn: 'leads',
   item: `row.id, row.company_id AS "companyId", company.name AS "companyName",
     row.contact_name AS "contactName", row.contact_title AS "contactTitle",
     row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.signal,
@@ -14,4 +13,23 @@ export const LEAD_PAGE_SQL = listPageSql({
     row.assigned_to_id AS "assignedToId"`,
   joins:
     'JOIN companies company ON company.id = row.company_id AND company.workspace_id = row.workspace_id',
+};
+
+/** A page of leads, each with its company's current name, and its total, as JSON text. */
+export const LEAD_PAGE_SQL = listPageSql({
+  ...LEAD,
+  sinceColumn: 'created_at',
+  countTable: 'lead_day_counts',
+  countColumn: 'leads',
+});
+
+/** One lead of the workspace, or no row. */
+export const LEAD_SQL = itemSql(LEAD);
+
+/** A page of the leads' change feed (change-feed-sql.ts). */
+export const LEAD_CHANGES_SQL = changeFeedSql({
+  ...LEAD,
+  feed: 'leads',
+  changeTable: 'lead_changes',
+  key: 'lead',
 });

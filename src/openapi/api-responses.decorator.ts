@@ -56,20 +56,69 @@ const WWW_AUTHENTICATE: HeadersObject = {
   },
 };
 
-const errorExample = (statusCode: number, error: string, message: string | string[]) => ({
+const errorExample = (
+  statusCode: number,
+  error: string,
+  message: string | string[],
+  path = '/v1/companies?limit=500',
+) => ({
   statusCode,
   message,
   error,
-  path: '/v1/companies?limit=500',
+  path,
   timestamp: '2026-03-01T09:30:00.000Z',
 });
+
+/** Statuses only some operations answer. */
+export interface ExtraResponses {
+  /** The single-item reads: an id that is not an item of the key's workspace. */
+  notFound?: string;
+  /** The change feeds: a cursor older than the retention of deletions. */
+  gone?: boolean;
+}
 
 /**
  * The responses every operation of v1 documents: the 200 with its schema, and each error with
  * the envelope. All of them follow the authentication and rate-limit rules of the contract.
  */
-export function ApiContractResponses(ok: Type<unknown>, okDescription: string): MethodDecorator {
+export function ApiContractResponses(
+  ok: Type<unknown>,
+  okDescription: string,
+  extra: ExtraResponses = {},
+): MethodDecorator {
+  const extraResponses: MethodDecorator[] = [];
+  if (extra.notFound) {
+    extraResponses.push(
+      ApiResponse({
+        status: 404,
+        description: extra.notFound,
+        type: ErrorEnvelopeDto,
+        headers: { ...RATE_LIMIT(true), ...EVERY_RESPONSE },
+        example: errorExample(404, 'NOT_FOUND', 'Not Found', '/v1/companies/co_000001'),
+      }),
+    );
+  }
+  if (extra.gone) {
+    extraResponses.push(
+      ApiResponse({
+        status: 410,
+        description:
+          'The cursor points before deletions that were pruned after the retention ' +
+          '(`CHANGES_RETENTION_DAYS`, 30 days by default): the client may have missed some. Start ' +
+          'again without a cursor, replacing the local copy.',
+        type: ErrorEnvelopeDto,
+        headers: { ...RATE_LIMIT(true), ...EVERY_RESPONSE },
+        example: errorExample(
+          410,
+          'GONE',
+          'cursor has expired: start again without a cursor',
+          '/v1/companies/changes?cursor=...',
+        ),
+      }),
+    );
+  }
   return applyDecorators(
+    ...extraResponses,
     ApiHeader({
       name: 'X-Request-Id',
       required: false,
@@ -91,7 +140,8 @@ export function ApiContractResponses(ok: Type<unknown>, okDescription: string): 
       status: 400,
       description:
         'A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO ' +
-        '8601 date-time, given twice, or unknown. `message` has one entry per violated ' +
+        '8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for ' +
+        'this workspace (`cursor is not valid`). `message` has one entry per violated ' +
         'constraint. The request counts against the rate limit.',
       type: ErrorEnvelopeDto,
       headers: { ...RATE_LIMIT(true), ...EVERY_RESPONSE },

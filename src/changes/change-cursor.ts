@@ -1,0 +1,67 @@
+import { BadRequestException, Injectable } from '@nestjs/common';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { Environment } from '../config/environment';
+import type { Feed } from './change-feed-sql';
+
+/** A position in a change feed: the writing transaction's id (xid8, decimal) and the item id. */
+export interface ChangePosition {
+  txid: string;
+  id: string;
+}
+
+/** Where a feed read without a cursor starts: before every position. */
+export const FEED_START: ChangePosition = { txid: '0', id: '' };
+
+// Far above any real cursor (an id is at most a few hundred characters); refused unread beyond it.
+const MAX_CURSOR_LENGTH = 2_048;
+const MAC_BYTES = 16;
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+const PAYLOAD = /^(\d{1,20}):([\s\S]*)$/;
+
+export const INVALID_CURSOR = 'cursor is not valid';
+
+/**
+ * Cursors are opaque to clients and signed: base64url of the position, a dot, and an HMAC-SHA-256
+ * (truncated to 128 bits) of the position together with the feed and the workspace. A cursor
+ * edited by hand, or carried to the other feed or to another workspace, fails the check and is
+ * answered 400 without touching the database. The key is derived from API_KEY_SECRET: changing
+ * that secret invalidates every cursor, as it does every key.
+ */
+@Injectable()
+export class ChangeCursors {
+  private readonly key: Buffer;
+
+  constructor(environment: Environment) {
+    this.key = createHmac('sha256', environment.API_KEY_SECRET).update('change-cursors').digest();
+  }
+
+  encode(feed: Feed, workspaceId: string, position: ChangePosition): string {
+    const payload = Buffer.from(`${position.txid}:${position.id}`, 'utf8');
+    return `${payload.toString('base64url')}.${this.mac(feed, workspaceId, payload).toString('base64url')}`;
+  }
+
+  /** The position of a cursor this service issued for this feed and workspace, or a 400. */
+  decode(feed: Feed, workspaceId: string, cursor: string): ChangePosition {
+    const parts = cursor.length <= MAX_CURSOR_LENGTH ? cursor.split('.') : [];
+    if (parts.length !== 2 || !parts.every((part) => BASE64URL.test(part))) throw invalid();
+    const payload = Buffer.from(parts[0], 'base64url');
+    const mac = Buffer.from(parts[1], 'base64url');
+    const expected = this.mac(feed, workspaceId, payload);
+    if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) throw invalid();
+    const match = PAYLOAD.exec(payload.toString('utf8'));
+    if (!match) throw invalid();
+    return { txid: match[1], id: match[2] };
+  }
+
+  private mac(feed: Feed, workspaceId: string, payload: Buffer): Buffer {
+    return createHmac('sha256', this.key)
+      .update(`${feed}\0${workspaceId}\0`)
+      .update(payload)
+      .digest()
+      .subarray(0, MAC_BYTES);
+  }
+}
+
+function invalid(): BadRequestException {
+  return new BadRequestException([INVALID_CURSOR]);
+}

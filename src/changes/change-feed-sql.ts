@@ -1,0 +1,74 @@
+import { isoDateTime, type ItemSelect } from '../common/list-page-sql';
+
+export type Feed = 'companies' | 'leads';
+
+export interface ChangeFeedSql extends ItemSelect {
+  feed: Feed;
+  /** The table of positions kept by the triggers (migration 20261124000000_change_feeds). */
+  changeTable: string;
+  /** The upsert's property holding the item: `company` or `lead`. */
+  key: string;
+}
+
+/**
+ * A page of a change feed in one statement, one snapshot: the changes after the cursor's position
+ * (txid, id), in that order, each an upsert with the item as it is now or a delete.
+ *
+ * Only changes whose transaction id is below the snapshot's xmin are returned. Every transaction
+ * below xmin has ended, so nothing can still appear below it; every later writer gets a txid at or
+ * above it (see the migration). That is what makes the feed lossless whatever the commit order of
+ * concurrent writers: a position once passed is never written to again. Committed changes of a
+ * transaction above xmin wait for the older transactions to end; `has_more` counts them, so a
+ * client keeps asking instead of believing it has caught up.
+ *
+ * `expired`: prune-changes removed deletion records after the cursor's position, which the client
+ * therefore may have missed.
+ *
+ * Parameters: $1 workspace id, $2 cursor txid (xid8 as text, '0' at the start), $3 cursor id, $4
+ * limit. The body's `data` is returned as JSON text; the service adds the signed cursor.
+ */
+export function changeFeedSql({
+  table,
+  item,
+  joins = '',
+  feed,
+  changeTable,
+  key,
+}: ChangeFeedSql): string {
+  const changedAt = isoDateTime('page.changed_at');
+  return `WITH page AS MATERIALIZED (
+  SELECT id, txid, changed_at, deleted FROM ${changeTable}
+  WHERE workspace_id = $1 AND (txid, id) > ($2::xid8, $3::text)
+    AND txid < pg_snapshot_xmin(pg_current_snapshot())
+  ORDER BY txid, id
+  LIMIT $4
+), last AS (
+  SELECT txid, id FROM page ORDER BY txid DESC, id DESC LIMIT 1
+), position AS (
+  SELECT coalesce((SELECT txid FROM last), $2::xid8) AS txid,
+    coalesce((SELECT id FROM last), $3::text) AS id
+)
+SELECT
+  EXISTS (SELECT FROM change_horizons horizon
+    WHERE horizon.workspace_id = $1 AND horizon.feed = '${feed}'
+      AND ($2::xid8, $3::text) < (horizon.pruned_txid, horizon.pruned_id)) AS expired,
+  (SELECT txid::text FROM position) AS txid,
+  (SELECT id FROM position) AS id,
+  EXISTS (SELECT FROM ${changeTable} later
+    WHERE later.workspace_id = $1
+      AND (later.txid, later.id) > ((SELECT txid FROM position), (SELECT id FROM position))) AS has_more,
+  coalesce(
+    (SELECT array_to_json(array_agg(entry.change ORDER BY page.txid, page.id)) FROM page
+      CROSS JOIN LATERAL (
+        SELECT CASE WHEN page.deleted
+          THEN (SELECT row_to_json(deletion) FROM (
+            SELECT 'delete' AS op, page.id, ${changedAt} AS "changedAt") deletion)
+          ELSE (SELECT row_to_json(upsertion) FROM (
+            SELECT 'upsert' AS op, page.id, ${changedAt} AS "changedAt",
+              (SELECT row_to_json(item) FROM ${table} row ${joins}
+                CROSS JOIN LATERAL (SELECT ${item}) item
+                WHERE row.workspace_id = $1 AND row.id = page.id) AS "${key}") upsertion)
+        END) entry(change)),
+    '[]'
+  )::text AS data`;
+}

@@ -1,0 +1,50 @@
+import { GoneException } from '@nestjs/common';
+import type { JsonText } from '../common/json-text';
+import type { PrismaService } from '../prisma/prisma.service';
+import { type ChangeCursors, FEED_START } from './change-cursor';
+import type { Feed } from './change-feed-sql';
+import type { ChangesQueryDto } from './changes-query.dto';
+
+/** The body of a feed page: `data` holds one feed's upserts and deletes. */
+export interface ChangePage<T> {
+  data: T[];
+  nextCursor: string;
+  hasMore: boolean;
+}
+
+interface FeedRow {
+  expired: boolean;
+  txid: string;
+  id: string;
+  has_more: boolean;
+  data: string;
+}
+
+export const CURSOR_EXPIRED = 'cursor has expired: start again without a cursor';
+
+/** Runs a feed's statement (change-feed-sql.ts) and adds the signed cursor to its JSON. */
+export async function changeFeedPage<T>(
+  database: PrismaService,
+  cursors: ChangeCursors,
+  sql: string,
+  feed: Feed,
+  workspaceId: string,
+  { cursor, limit }: ChangesQueryDto,
+): Promise<JsonText<ChangePage<T>>> {
+  const from = cursor === undefined ? FEED_START : cursors.decode(feed, workspaceId, cursor);
+  const [row] = await database.query<FeedRow>(sql, [workspaceId, from.txid, from.id, limit]);
+  if (row.expired) throw new GoneException(CURSOR_EXPIRED);
+  const nextCursor = cursors.encode(feed, workspaceId, { txid: row.txid, id: row.id });
+  return `{"data":${row.data},"nextCursor":${JSON.stringify(nextCursor)},"hasMore":${row.has_more}}`;
+}
+
+/** Runs a single-item statement (item-sql.ts): the item's JSON, or null when not in the workspace. */
+export async function itemById<T>(
+  database: PrismaService,
+  sql: string,
+  workspaceId: string,
+  id: string,
+): Promise<JsonText<T> | null> {
+  const [row] = await database.query<{ body: string }>(sql, [workspaceId, id]);
+  return row ? row.body : null;
+}

@@ -1,0 +1,36 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { IsGivenOnce, toInteger } from '../common/list-query.dto';
+
+// A feed page may be larger than a list page: it is read from one index range, whatever its depth.
+export const MAX_CHANGES_LIMIT = 1000;
+const DEFAULT_CHANGES_LIMIT = 200;
+
+/** `cursor` and `limit` of both change feeds; checks run bottom-up, as in ListQueryDto. */
+export class ChangesQueryDto {
+  @ApiPropertyOptional({
+    type: String,
+    description:
+      'A `nextCursor` returned by this feed, given at most once. Without it the feed starts at ' +
+      'the beginning: every live item as an upsert, then every later change.',
+  })
+  @IsString()
+  @IsGivenOnce()
+  @IsOptional()
+  cursor?: string;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_CHANGES_LIMIT,
+    default: DEFAULT_CHANGES_LIMIT,
+    description: 'Changes per page: a plain decimal integer, given at most once.',
+  })
+  @Max(MAX_CHANGES_LIMIT)
+  @Min(1)
+  @IsInt({ message: 'limit must be an integer' })
+  @IsGivenOnce()
+  @Transform(toInteger)
+  limit: number = DEFAULT_CHANGES_LIMIT;
+}

@@ -1,0 +1,56 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+const CHANGED_AT = {
+  type: String,
+  format: 'date-time',
+  description:
+    "When the item's latest change was written (the writing transaction's start), ISO 8601 in " +
+    'UTC with milliseconds. Informational: the feed is ordered by commit visibility, not by it.',
+  example: '2026-11-23T09:30:00.000Z',
+};
+
+/** An item deleted (with a company, its contacts and leads): remove it from your copy. */
+export class ItemDeletedDto {
+  @ApiProperty({ enum: ['delete'], description: 'The item no longer exists.' })
+  op!: 'delete';
+
+  @ApiProperty({ description: 'Identifier of the deleted item.', example: 'co_000001' })
+  id!: string;
+
+  @ApiProperty(CHANGED_AT)
+  changedAt!: string;
+}
+
+/** The fields every upsert has; each feed adds the item under its own name. */
+export abstract class ItemUpsertedDto {
+  @ApiProperty({
+    enum: ['upsert'],
+    description: 'The item was created or changed: store it, replacing any copy with this id.',
+  })
+  op!: 'upsert';
+
+  @ApiProperty({ description: 'Identifier of the item.', example: 'co_000001' })
+  id!: string;
+
+  @ApiProperty(CHANGED_AT)
+  changedAt!: string;
+}
+
+/** The page fields of both feeds; each feed's page class adds `data` with its item types. */
+export abstract class ChangePageDto {
+  @ApiProperty({
+    description:
+      'Where to continue: store it (after the page has been applied) and send it as `cursor`. ' +
+      'Always present, also on an empty page.',
+    example: 'MTIzNDU6Y29fMDAwMDAx.N3q1f0bQ9C4mYw1d9wz2Sg',
+  })
+  nextCursor!: string;
+
+  @ApiProperty({
+    description:
+      'true: more changes are already committed, ask again with `nextCursor` (an empty `data` ' +
+      'with `hasMore` means they wait for an older transaction to end: ask again shortly). ' +
+      'false: caught up; poll later with `nextCursor`.',
+  })
+  hasMore!: boolean;
+}

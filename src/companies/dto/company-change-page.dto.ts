@@ -1,0 +1,29 @@
+import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
+import { ChangePageDto, ItemDeletedDto, ItemUpsertedDto } from '../../changes/dto/change.dto';
+import { CompanyDto } from './company.dto';
+
+export class CompanyUpsertedDto extends ItemUpsertedDto {
+  @ApiProperty({ type: CompanyDto, description: 'The company as it is now, contacts included.' })
+  company!: CompanyDto;
+}
+
+/** A page of `GET /v1/companies/changes`. */
+@ApiExtraModels(CompanyUpsertedDto, ItemDeletedDto)
+export class CompanyChangePageDto extends ChangePageDto {
+  @ApiProperty({
+    type: 'array',
+    items: {
+      oneOf: [{ $ref: getSchemaPath(CompanyUpsertedDto) }, { $ref: getSchemaPath(ItemDeletedDto) }],
+      discriminator: {
+        propertyName: 'op',
+        mapping: {
+          upsert: getSchemaPath(CompanyUpsertedDto),
+          delete: getSchemaPath(ItemDeletedDto),
+        },
+      },
+    },
+    description:
+      'Changes in feed order, each company at most once: at its latest change, as it is now.',
+  })
+  data!: (CompanyUpsertedDto | ItemDeletedDto)[];
+}

@@ -1,0 +1,32 @@
+import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
+import { ChangePageDto, ItemDeletedDto, ItemUpsertedDto } from '../../changes/dto/change.dto';
+import { LeadDto } from './lead.dto';
+
+export class LeadUpsertedDto extends ItemUpsertedDto {
+  @ApiProperty({
+    type: LeadDto,
+    description: "The lead as it is now, with its company's current name.",
+  })
+  lead!: LeadDto;
+}
+
+/** A page of `GET /v1/leads/changes`. */
+@ApiExtraModels(LeadUpsertedDto, ItemDeletedDto)
+export class LeadChangePageDto extends ChangePageDto {
+  @ApiProperty({
+    type: 'array',
+    items: {
+      oneOf: [{ $ref: getSchemaPath(LeadUpsertedDto) }, { $ref: getSchemaPath(ItemDeletedDto) }],
+      discriminator: {
+        propertyName: 'op',
+        mapping: {
+          upsert: getSchemaPath(LeadUpsertedDto),
+          delete: getSchemaPath(ItemDeletedDto),
+        },
+      },
+    },
+    description:
+      'Changes in feed order, each lead at most once: at its latest change, as it is now.',
+  })
+  data!: (LeadUpsertedDto | ItemDeletedDto)[];
+}
