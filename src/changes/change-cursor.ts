@@ -3,20 +3,22 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Environment } from '../config/environment';
 import type { Feed } from './change-feed-sql';
 
-/** A position in a change feed: the writing transaction's id (xid8, decimal) and the item id. */
+/**
+ * Where a client is in a change feed: the position of the last change it was given (the writing
+ * transaction's id as a decimal xid8, and the item id), and `pass`, the xmin of the first read of
+ * its pass (the request without a cursor), which decides whether pruned deletions concern it.
+ */
 export interface ChangePosition {
   txid: string;
   id: string;
+  pass: string;
 }
-
-/** Where a feed read without a cursor starts: before every position. */
-export const FEED_START: ChangePosition = { txid: '0', id: '' };
 
 // Far above any real cursor (an id is at most a few hundred characters); refused unread beyond it.
 const MAX_CURSOR_LENGTH = 2_048;
 const MAC_BYTES = 16;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
-const PAYLOAD = /^(\d{1,20}):([\s\S]*)$/;
+const PAYLOAD = /^(\d{1,20}):(\d{1,20}):([\s\S]*)$/;
 
 export const INVALID_CURSOR = 'cursor is not valid';
 
@@ -36,7 +38,7 @@ export class ChangeCursors {
   }
 
   encode(feed: Feed, workspaceId: string, position: ChangePosition): string {
-    const payload = Buffer.from(`${position.txid}:${position.id}`, 'utf8');
+    const payload = Buffer.from(`${position.txid}:${position.pass}:${position.id}`, 'utf8');
     return `${payload.toString('base64url')}.${this.mac(feed, workspaceId, payload).toString('base64url')}`;
   }
 
@@ -44,13 +46,16 @@ export class ChangeCursors {
   decode(feed: Feed, workspaceId: string, cursor: string): ChangePosition {
     const parts = cursor.length <= MAX_CURSOR_LENGTH ? cursor.split('.') : [];
     if (parts.length !== 2 || !parts.every((part) => BASE64URL.test(part))) throw invalid();
-    const payload = Buffer.from(parts[0], 'base64url');
-    const mac = Buffer.from(parts[1], 'base64url');
+    const [payload, mac] = parts.map((part) => Buffer.from(part, 'base64url'));
+    // One text per cursor: base64 leaves spare bits in its last character, which decoding ignores.
+    if (payload.toString('base64url') !== parts[0] || mac.toString('base64url') !== parts[1]) {
+      throw invalid();
+    }
     const expected = this.mac(feed, workspaceId, payload);
     if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) throw invalid();
     const match = PAYLOAD.exec(payload.toString('utf8'));
     if (!match) throw invalid();
-    return { txid: match[1], id: match[2] };
+    return { txid: match[1], pass: match[2], id: match[3] };
   }
 
   private mac(feed: Feed, workspaceId: string, payload: Buffer): Buffer {

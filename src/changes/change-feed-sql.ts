@@ -14,18 +14,26 @@ export interface ChangeFeedSql extends ItemSelect {
  * A page of a change feed in one statement, one snapshot: the changes after the cursor's position
  * (txid, id), in that order, each an upsert with the item as it is now or a delete.
  *
- * Only changes whose transaction id is below the snapshot's xmin are returned. Every transaction
- * below xmin has ended, so nothing can still appear below it; every later writer gets a txid at or
- * above it (see the migration). That is what makes the feed lossless whatever the commit order of
- * concurrent writers: a position once passed is never written to again. Committed changes of a
- * transaction above xmin wait for the older transactions to end; `has_more` counts them, so a
- * client keeps asking instead of believing it has caught up.
+ * Only changes whose transaction id is below a bound are returned: the oldest transaction that
+ * was still running when the statement's snapshot was taken (the snapshot's xmin), leaving out
+ * the transactions of other databases of the server. Every transaction below the bound has ended,
+ * so nothing can still appear below it; every later writer gets a txid at or above it (see the
+ * migration). That is what makes the feed lossless whatever the commit order of concurrent
+ * writers: a position once passed is never written to again. Committed changes above the bound
+ * wait for the older transactions of this database to end; `has_more` counts them, so a client
+ * keeps asking instead of believing it has caught up.
  *
- * `expired`: prune-changes removed deletion records after the cursor's position, which the client
- * therefore may have missed.
+ * `expired`: prune-changes removed a deletion record that this client may have missed, one
+ * after the cursor's position and written at or after the start of the client's pass. A client
+ * held an item only if its pass read it, and a deletion that the pass's reads did not see has a
+ * txid at or above the xmin of the pass's first read (`pass`), kept in every cursor of the pass.
+ * A fresh pass therefore never expires on what was pruned before it began, while a client that
+ * stayed behind the pruned deletions past the retention does. Checked against the per-workspace
+ * summary in change_horizons (the greatest pruned position), which can only err towards a 410.
  *
  * Parameters: $1 workspace id, $2 cursor txid (xid8 as text, '0' at the start), $3 cursor id, $4
- * limit. The body's `data` is returned as JSON text; the service adds the signed cursor.
+ * limit, $5 the pass's start (xid8 as text; null without a cursor: this snapshot's xmin). The
+ * body's `data` is returned as JSON text; the service adds the signed cursor.
  */
 export function changeFeedSql({
   table,
@@ -36,10 +44,26 @@ export function changeFeedSql({
   key,
 }: ChangeFeedSql): string {
   const changedAt = isoDateTime('page.changed_at');
-  return `WITH page AS MATERIALIZED (
+  return `WITH snapshot AS MATERIALIZED (
+  SELECT pg_current_snapshot() AS taken
+), bound AS MATERIALIZED (
+  -- The oldest transaction still running that could write these tables, else the snapshot's
+  -- xmax. A transaction is passed over only when pg_stat_activity shows its backend connected to
+  -- another database (where it cannot write here); xids are compared modulo 2^32, unique among
+  -- transactions running at once. Unidentified (a prepared transaction, a backend gone since):
+  -- it counts.
+  SELECT coalesce(
+    (SELECT min(running) FROM pg_snapshot_xip((SELECT taken FROM snapshot)) running
+      WHERE NOT EXISTS (
+        SELECT FROM pg_stat_activity elsewhere
+        WHERE elsewhere.datname <> current_database()
+          AND elsewhere.backend_xid::text::numeric = running::text::numeric % 4294967296)),
+    pg_snapshot_xmax((SELECT taken FROM snapshot))
+  ) AS xmin
+), page AS MATERIALIZED (
   SELECT id, txid, changed_at, deleted FROM ${changeTable}
   WHERE workspace_id = $1 AND (txid, id) > ($2::xid8, $3::text)
-    AND txid < pg_snapshot_xmin(pg_current_snapshot())
+    AND txid < (SELECT xmin FROM bound)
   ORDER BY txid, id
   LIMIT $4
 ), last AS (
@@ -51,7 +75,9 @@ export function changeFeedSql({
 SELECT
   EXISTS (SELECT FROM change_horizons horizon
     WHERE horizon.workspace_id = $1 AND horizon.feed = '${feed}'
-      AND ($2::xid8, $3::text) < (horizon.pruned_txid, horizon.pruned_id)) AS expired,
+      AND ($2::xid8, $3::text) < (horizon.pruned_txid, horizon.pruned_id)
+      AND horizon.pruned_txid >= coalesce($5::xid8, (SELECT xmin FROM bound))) AS expired,
+  coalesce($5::xid8, (SELECT xmin FROM bound))::text AS pass,
   (SELECT txid::text FROM position) AS txid,
   (SELECT id FROM position) AS id,
   EXISTS (SELECT FROM ${changeTable} later

@@ -1,7 +1,7 @@
 import { GoneException } from '@nestjs/common';
 import type { JsonText } from '../common/json-text';
 import type { PrismaService } from '../prisma/prisma.service';
-import { type ChangeCursors, FEED_START } from './change-cursor';
+import type { ChangeCursors } from './change-cursor';
 import type { Feed } from './change-feed-sql';
 import type { ChangesQueryDto } from './changes-query.dto';
 
@@ -14,6 +14,7 @@ export interface ChangePage<T> {
 
 interface FeedRow {
   expired: boolean;
+  pass: string;
   txid: string;
   id: string;
   has_more: boolean;
@@ -31,10 +32,20 @@ export async function changeFeedPage<T>(
   workspaceId: string,
   { cursor, limit }: ChangesQueryDto,
 ): Promise<JsonText<ChangePage<T>>> {
-  const from = cursor === undefined ? FEED_START : cursors.decode(feed, workspaceId, cursor);
-  const [row] = await database.query<FeedRow>(sql, [workspaceId, from.txid, from.id, limit]);
+  // Without a cursor: before every position, and the pass starts with this read.
+  const from =
+    cursor === undefined
+      ? { txid: '0', id: '', pass: null }
+      : cursors.decode(feed, workspaceId, cursor);
+  const [row] = await database.query<FeedRow>(sql, [
+    workspaceId,
+    from.txid,
+    from.id,
+    limit,
+    from.pass,
+  ]);
   if (row.expired) throw new GoneException(CURSOR_EXPIRED);
-  const nextCursor = cursors.encode(feed, workspaceId, { txid: row.txid, id: row.id });
+  const nextCursor = cursors.encode(feed, workspaceId, row);
   return `{"data":${row.data},"nextCursor":${JSON.stringify(nextCursor)},"hasMore":${row.has_more}}`;
 }
 
