@@ -2,13 +2,16 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
 import { ClockModule } from '../common/clock';
 import { ConfigModule } from '../config/config.module';
+import { DeletionModule } from '../deletion/deletion.module';
 import { ImportModule } from '../import/import.module';
 import { PrismaModule } from '../prisma/prisma.module';
 import { WorkspacesModule } from '../workspaces/workspaces.module';
 import { AdminProgram } from './admin-program';
 import { ADMIN_IO, type AdminIo, CliOutput } from './cli-output';
+import { DeleteCommand } from './delete.command';
 import { ImportCommand } from './import.command';
 import { KeyCommand, KeyCreateCommand, KeyListCommand, KeyRevokeCommand } from './key.commands';
+import { PruneChangesCommand } from './prune-changes.command';
 import { SeedCommand } from './seed.command';
 import {
   WorkspaceCommand,
@@ -30,6 +33,7 @@ export class CliModule {
         AuthModule,
         WorkspacesModule,
         ImportModule,
+        DeletionModule,
       ],
       providers: [
         { provide: ADMIN_IO, useValue: io },
@@ -45,6 +49,8 @@ export class CliModule {
         KeyRevokeCommand,
         ImportCommand,
         SeedCommand,
+        DeleteCommand,
+        PruneChangesCommand,
       ],
     };
   }

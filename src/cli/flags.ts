@@ -35,3 +35,27 @@ export function workspaceId(value: string): string {
   }
   return value;
 }
+
+/** A comma-separated list of ids (`a,b,c`); a repeated flag adds to the list. */
+export function idList(flag: string, value: string, previous: string[] = []): string[] {
+  const ids = value.split(',').map((id) => id.trim());
+  if (ids.some((id) => id === '')) {
+    throw new UsageError(
+      `${flag} must be a comma-separated list of ids without empty entries, not ${JSON.stringify(value)}`,
+    );
+  }
+  return [...previous, ...ids];
+}
+
+const MAX_DAYS = 36_500;
+
+/** A whole number of days, 1 or more (and at most a century, which keeps dates in range). */
+export function days(flag: string, value: string): number {
+  const n = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!(n >= 1 && n <= MAX_DAYS)) {
+    throw new UsageError(
+      `${flag} must be a whole number of days from 1 to ${MAX_DAYS}, not ${JSON.stringify(value)}`,
+    );
+  }
+  return n;
+}
