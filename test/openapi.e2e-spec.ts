@@ -52,10 +52,15 @@ function fields(document: OpenAPIObject, name: string): Record<string, string> {
   );
 }
 
+// Path, operation id, tag, the 200's schema, and the statuses only that operation answers.
 const OPERATIONS = [
-  ['/v1/me', 'getMe', 'workspace', 'WorkspaceDto'],
-  ['/v1/companies', 'listCompanies', 'companies', 'CompanyPageDto'],
-  ['/v1/leads', 'listLeads', 'leads', 'LeadPageDto'],
+  ['/v1/me', 'getMe', 'workspace', 'WorkspaceDto', []],
+  ['/v1/companies', 'listCompanies', 'companies', 'CompanyPageDto', []],
+  ['/v1/companies/changes', 'companyChanges', 'companies', 'CompanyChangePageDto', ['410']],
+  ['/v1/companies/{id}', 'getCompany', 'companies', 'CompanyDto', ['404']],
+  ['/v1/leads', 'listLeads', 'leads', 'LeadPageDto', []],
+  ['/v1/leads/changes', 'leadChanges', 'leads', 'LeadChangePageDto', ['410']],
+  ['/v1/leads/{id}', 'getLead', 'leads', 'LeadDto', ['404']],
 ] as const;
 
 const EVERY_RESPONSE = {
@@ -208,8 +213,8 @@ describe('the OpenAPI document', () => {
     });
   });
 
-  it('has exactly the three GET operations, with their ids, tags and the bearer key', () => {
-    expect(Object.keys(document.paths).sort()).toEqual(['/v1/companies', '/v1/leads', '/v1/me']);
+  it('has exactly the GET operations of v1, with their ids, tags and the bearer key', () => {
+    expect(Object.keys(document.paths).sort()).toEqual(OPERATIONS.map(([path]) => path).sort());
     for (const [path, operationId, tag] of OPERATIONS) {
       expect(Object.keys(document.paths[path])).toEqual(['get']);
       expect(operation(path)).toMatchObject({
@@ -241,14 +246,34 @@ describe('the OpenAPI document', () => {
     expect(since).toContain('`createdAt` >= `since`');
   });
 
+  it.each(['/v1/companies/changes', '/v1/leads/changes'])('gives %s cursor and limit', (path) => {
+    const parameters = operation(path).parameters as ParameterObject[];
+    expect(
+      parameters.map((p) => `${p.in} ${p.name} ${p.required ? 'required' : 'optional'}`),
+    ).toEqual(['query cursor optional', 'query limit optional', 'header X-Request-Id optional']);
+    expect(parameters.slice(0, 2).map((p) => summary(p.schema as Schema))).toEqual([
+      'string',
+      'integer 1..1000 = 200',
+    ]);
+  });
+
+  it.each(['/v1/companies/{id}', '/v1/leads/{id}'])('gives %s its id and no query', (path) => {
+    const parameters = operation(path).parameters as ParameterObject[];
+    expect(
+      parameters.map((p) => `${p.in} ${p.name} ${p.required ? 'required' : 'optional'}`),
+    ).toEqual(['path id required', 'header X-Request-Id optional']);
+  });
+
   it('gives GET /v1/me no query parameter', () => {
     const parameters = operation('/v1/me').parameters as ParameterObject[];
     expect(parameters.filter((p) => p.in === 'query')).toEqual([]);
   });
 
-  it.each(OPERATIONS)('documents every response of %s', (path, _id, _tag, okSchema) => {
+  it.each(OPERATIONS)('documents every response of %s', (path, _id, _tag, okSchema, extra) => {
     const responses = operation(path).responses as Record<string, ResponseObject>;
-    expect(Object.keys(responses).sort()).toEqual(['200', '400', '401', '429', '500', '503']);
+    expect(Object.keys(responses).sort()).toEqual(
+      ['200', '400', '401', '429', '500', '503', ...extra].sort(),
+    );
 
     const bodies = Object.fromEntries(
       Object.entries(responses).map(([status, r]) => [
@@ -263,8 +288,12 @@ describe('the OpenAPI document', () => {
       429: 'ErrorEnvelopeDto',
       500: 'ErrorEnvelopeDto',
       503: 'ErrorEnvelopeDto',
+      ...Object.fromEntries(extra.map((status) => [status, 'ErrorEnvelopeDto'])),
     });
 
+    for (const status of extra) {
+      expect(headersOf(responses[status])).toEqual(required({ ...RATE_LIMIT, ...EVERY_RESPONSE }));
+    }
     expect(headersOf(responses[200])).toEqual(required({ ...RATE_LIMIT, ...EVERY_RESPONSE }));
     expect(headersOf(responses[400])).toEqual(required({ ...RATE_LIMIT, ...EVERY_RESPONSE }));
     expect(headersOf(responses[401])).toEqual(

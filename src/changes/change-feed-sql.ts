@@ -80,9 +80,11 @@ SELECT
   coalesce($5::xid8, (SELECT xmin FROM bound))::text AS pass,
   (SELECT txid::text FROM position) AS txid,
   (SELECT id FROM position) AS id,
-  EXISTS (SELECT FROM ${changeTable} later
-    WHERE later.workspace_id = $1
-      AND (later.txid, later.id) > ((SELECT txid FROM position), (SELECT id FROM position))) AS has_more,
+  -- More after the page: the workspace's greatest position, one entry read from the end of the
+  -- index. (An EXISTS over the positions after the page was planned as a sequential scan.)
+  (SELECT (latest.txid, latest.id) > ((SELECT txid FROM position), (SELECT id FROM position))
+    FROM ${changeTable} latest WHERE latest.workspace_id = $1
+    ORDER BY latest.txid DESC, latest.id DESC LIMIT 1) IS TRUE AS has_more,
   coalesce(
     (SELECT array_to_json(array_agg(entry.change ORDER BY page.txid, page.id)) FROM page
       CROSS JOIN LATERAL (
