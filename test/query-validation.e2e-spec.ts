@@ -101,6 +101,19 @@ describe('query-parameter validation of the lists', () => {
       expect(response.body.message).toStrictEqual(['limit must not be greater than 200']);
     });
 
+    it.each([
+      ['offset=-1', 'offset must not be less than 0'],
+      ['offset=-99999999999999999999', 'offset must not be less than 0'],
+      ['limit=-1', 'limit must not be less than 1'],
+      ['limit=0', 'limit must not be less than 1'],
+      // Not below the bound, yet not a plain non-negative integer either.
+      ['offset=-0', 'offset must be an integer'],
+    ])('says what is wrong with ?%s: %j', async (query, message) => {
+      const response = await send(query);
+
+      expect(expectValidationError(response, `${list}?${query}`)).toStrictEqual([message]);
+    });
+
     it('refuses an unknown parameter with "property foo should not exist"', async () => {
       const response = await send('foo=1');
 

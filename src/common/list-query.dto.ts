@@ -4,15 +4,19 @@ import { IsDate, IsInt, IsOptional, Max, Min, ValidateBy } from 'class-validator
 import { parseIsoDateTime } from './iso-date-time';
 
 // Query values arrive as strings, or as arrays when a parameter is repeated. Only plain decimal
-// integers become numbers: Number() would accept '', '1e2', '0x10' and ' 7 '.
-const DECIMAL_INTEGER = /^\d+$/;
+// integers become numbers: Number() would accept '', '1e2', '0x10' and ' 7 '. A negative one
+// becomes a number too, so that the bounds say what is wrong with it ("offset must not be less
+// than 0"); `-0` stays text, refused as not an integer, since it would pass the bounds.
+const DECIMAL_INTEGER = /^-?\d+$/;
 
 // Stated once for the validation below and for the OpenAPI document.
 export const MAX_LIMIT = 200;
 const DEFAULT_LIMIT = 50;
 
 export function toInteger({ value }: { value: unknown }): unknown {
-  return typeof value === 'string' && DECIMAL_INTEGER.test(value) ? Number(value) : value;
+  if (typeof value !== 'string' || !DECIMAL_INTEGER.test(value)) return value;
+  const number = Number(value);
+  return Object.is(number, -0) ? value : number;
 }
 
 // PostgreSQL has no year 0 (ISO 8601's 0000 is 1 BC) and nothing stored is earlier than this, so
