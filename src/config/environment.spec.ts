@@ -76,6 +76,33 @@ describe('validateEnvironment', () => {
     expect(message).toContain('API_KEY_SECRET');
   });
 
+  it.each([
+    ['DATABASE_URL', 'DATABASE_URL is required (the postgresql:// URL of the database)'],
+    ['API_KEY_SECRET', 'API_KEY_SECRET is required (a secret of at least 32 characters)'],
+  ])('says that %s is required when it is unset or empty, and nothing else of it', (name, said) => {
+    for (const value of [undefined, '']) {
+      const raw: Record<string, unknown> = { ...VALID, [name]: value };
+      if (value === undefined) delete raw[name];
+      expect(errorOf(raw)).toBe(`Invalid configuration: ${said}`);
+    }
+  });
+
+  it('says of both required variables that they are required, in one message', () => {
+    expect(errorOf({})).toBe(
+      'Invalid configuration: DATABASE_URL is required (the postgresql:// URL of the database); ' +
+        'API_KEY_SECRET is required (a secret of at least 32 characters)',
+    );
+  });
+
+  it('still says what is wrong with a required variable that is set', () => {
+    expect(errorOf({ ...VALID, DATABASE_URL: 'mysql://localhost/db' })).toBe(
+      'Invalid configuration: DATABASE_URL must be a postgresql:// connection URL',
+    );
+    expect(errorOf({ ...VALID, API_KEY_SECRET: 'too-short' })).toBe(
+      'Invalid configuration: API_KEY_SECRET must be at least 32 characters long',
+    );
+  });
+
   it('does not echo the secret in its message', () => {
     const message = errorOf({ API_KEY_SECRET: 'short-secret-value' });
     expect(message).not.toContain('short-secret-value');

@@ -73,11 +73,26 @@ export class Environment {
   TRUST_PROXY?: string;
 }
 
+// The variables without a default, and what to set them to. Unset (or empty), each is said to be
+// required, rather than malformed ("must be a postgresql:// connection URL") or in several words.
+const REQUIRED: Record<string, string> = {
+  DATABASE_URL: 'DATABASE_URL is required (the postgresql:// URL of the database)',
+  API_KEY_SECRET: 'API_KEY_SECRET is required (a secret of at least 32 characters)',
+};
+
 /** For ConfigModule: a clear message naming each missing or bad variable, or the typed values. */
 export function validateEnvironment(raw: Record<string, unknown>): Environment {
   const environment = plainToInstance(Environment, raw, { exposeDefaultValues: true });
+  const missing = Object.keys(REQUIRED).filter(
+    (name) => raw[name] === undefined || raw[name] === '',
+  );
   const errors = validateSync(environment, { skipMissingProperties: false });
-  const messages = errors.flatMap((error) => Object.values(error.constraints ?? {}));
+  const messages = [
+    ...missing.map((name) => REQUIRED[name]),
+    ...errors
+      .filter((error) => !missing.includes(error.property))
+      .flatMap((error) => Object.values(error.constraints ?? {})),
+  ];
   if (
     environment.NODE_ENV === 'production' &&
     environment.API_KEY_SECRET === EXAMPLE_API_KEY_SECRET
