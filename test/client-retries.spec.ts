@@ -1,8 +1,10 @@
 import {
   BadRequestError,
   Client,
+  CursorExpiredError,
   InternalServerError,
   NetworkError,
+  NotFoundError,
   RateLimitError,
   ServiceUnavailableError,
   type ClientOptions,
@@ -198,5 +200,147 @@ describe('Client iterators', () => {
     for await (const company of client.companies()) ids.push(company.id);
     expect(ids).toHaveLength(203);
     expect(urls).toHaveLength(2);
+  });
+});
+
+describe('Client single items', () => {
+  it('send the id as one escaped path segment', async () => {
+    const { client, urls } = scripted([reply(200, { id: 'co_a/b?c d#e' }), reply(200, {})]);
+    await client.getCompany('co_a/b?c d#e');
+    await client.getLead('ld_%41');
+    expect(urls).toEqual([
+      'http://api.test/v1/companies/co_a%2Fb%3Fc%20d%23e',
+      'http://api.test/v1/leads/ld_%2541',
+    ]);
+  });
+
+  it('refuse an id that cannot be a path segment, without a request', async () => {
+    const { client, urls } = scripted([]);
+    for (const id of ['', '.', '..']) {
+      await expect(client.getCompany(id)).rejects.toBeInstanceOf(RangeError);
+    }
+    expect(urls).toEqual([]);
+  });
+
+  it('a 404 is a NotFoundError (an ApiError with status 404), not retried', async () => {
+    const { client, urls, sleeps } = scripted([
+      reply(404, envelope(404, 'NOT_FOUND', 'Not Found')),
+    ]);
+    const error = await client.getLead('ld_1').catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error).toMatchObject({ status: 404, attempts: 1, envelope: { error: 'NOT_FOUND' } });
+    expect(urls).toHaveLength(1);
+    expect(sleeps).toEqual([]);
+  });
+});
+
+describe('Client change feeds', () => {
+  const upsert = (id: string) => ({
+    op: 'upsert',
+    id,
+    changedAt: '2026-03-01T09:00:00.000Z',
+    company: { id },
+  });
+  const deletion = (id: string) => ({ op: 'delete', id, changedAt: '2026-03-01T09:00:00.000Z' });
+  const feedPage = (data: unknown[], nextCursor: string, hasMore: boolean) =>
+    reply(200, { data, nextCursor, hasMore });
+  const drain = async <P>(pages: AsyncIterable<P>): Promise<P[]> => {
+    const seen: P[] = [];
+    for await (const page of pages) seen.push(page);
+    return seen;
+  };
+
+  it('follow nextCursor page after page, and stop at the first page without more', async () => {
+    const { client, urls, sleeps } = scripted([
+      feedPage([upsert('co_1'), upsert('co_2')], 'c2', true),
+      feedPage([deletion('co_1')], 'c3', false),
+    ]);
+
+    const pages = await drain(client.companyChanges({ limit: 2 }));
+
+    expect(pages).toEqual([
+      { data: [upsert('co_1'), upsert('co_2')], nextCursor: 'c2', hasMore: true },
+      { data: [deletion('co_1')], nextCursor: 'c3', hasMore: false },
+    ]);
+    expect(urls).toEqual([
+      'http://api.test/v1/companies/changes?limit=2',
+      'http://api.test/v1/companies/changes?limit=2&cursor=c2',
+    ]);
+    expect(sleeps).toEqual([]);
+  });
+
+  it('yield the last page even when it is empty: its cursor is the one to store', async () => {
+    const { client, urls } = scripted([feedPage([], 'c1', false)]);
+    const pages = await drain(client.leadChanges({ cursor: 'c1' }));
+    expect(pages).toEqual([{ data: [], nextCursor: 'c1', hasMore: false }]);
+    expect(urls).toEqual(['http://api.test/v1/leads/changes?limit=1000&cursor=c1']);
+  });
+
+  it('wait with growing backoff while changes are held back (empty page, hasMore), then go on', async () => {
+    const { client, urls, sleeps } = scripted([
+      feedPage([upsert('co_1')], 'c1', true),
+      feedPage([], 'c1', true),
+      feedPage([], 'c1', true),
+      feedPage([], 'c1', true),
+      feedPage([upsert('co_2')], 'c2', true),
+      feedPage([], 'c2', true),
+      feedPage([upsert('co_3')], 'c3', false),
+    ]);
+
+    const pages = await drain(client.companyChanges({ cursor: 'c0' }));
+
+    // The held-back pages are not yielded: each was followed by a wait, never asked again at once.
+    expect(pages.map((page) => page.data.map((change) => change.id))).toEqual([
+      ['co_1'],
+      ['co_2'],
+      ['co_3'],
+    ]);
+    expect(urls.map((url) => new URL(url).searchParams.get('cursor'))).toEqual([
+      'c0',
+      'c1',
+      'c1',
+      'c1',
+      'c1',
+      'c2',
+      'c2',
+    ]);
+    // Equal jitter on 500, 1000, 2000 ms; the count starts again after a page with changes.
+    expect(sleeps).toEqual([375, 750, 1500, 375]);
+  });
+
+  it('after maxWaits waits, yield the held-back empty page and end (not caught up)', async () => {
+    const { client, urls, sleeps } = scripted([
+      feedPage([upsert('co_1')], 'c1', true),
+      feedPage([], 'c1', true),
+      feedPage([], 'c1', true),
+      feedPage([], 'c1', true),
+    ]);
+
+    const pages = await drain(client.companyChanges({ maxWaits: 2 }));
+
+    expect(pages).toEqual([
+      { data: [upsert('co_1')], nextCursor: 'c1', hasMore: true },
+      { data: [], nextCursor: 'c1', hasMore: true },
+    ]);
+    expect(urls).toHaveLength(4);
+    expect(sleeps).toEqual([375, 750]);
+  });
+
+  it('a 410 is a CursorExpiredError, not retried; a 400 for a bad cursor is a BadRequestError', async () => {
+    const gone = scripted([
+      reply(410, envelope(410, 'GONE', 'cursor has expired: start again without a cursor')),
+    ]);
+    const error = await drain(gone.client.leadChanges({ cursor: 'old' })).catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(CursorExpiredError);
+    expect(error).toMatchObject({ status: 410, attempts: 1, envelope: { error: 'GONE' } });
+    expect(gone.urls).toHaveLength(1);
+
+    const bad = scripted([reply(400, envelope(400, 'BAD_REQUEST', ['cursor is not valid']))]);
+    await expect(bad.client.listCompanyChanges({ cursor: 'x' })).rejects.toMatchObject({
+      name: 'BadRequestError',
+      envelope: { message: ['cursor is not valid'] },
+    });
   });
 });

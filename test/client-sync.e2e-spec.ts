@@ -1,10 +1,12 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '../clients/typescript/src';
-import { runSync } from '../clients/typescript/examples/sync';
+import { Client as PgClient, Pool, type PoolClient } from 'pg';
+import { Client, NotFoundError, type ClientOptions } from '../clients/typescript/src';
+import { runSync, type SyncOptions } from '../clients/typescript/examples/sync';
 import { createTestApp, listening, type TestApp } from './support/app';
-import { createTenant } from './support/http';
+import { createCompany, createContact, createLead } from './support/factories';
+import { createTenant, getWithKey } from './support/http';
 
 const PAST = new Date('2026-02-20T17:30:00.000Z'); // before the ManualClock's start
 
@@ -50,7 +52,7 @@ async function insertLeads(t: TestApp, workspaceId: string, companyIds: string[]
       companyId: companyIds[i % companyIds.length] ?? '',
       contactName: `Contact ${i}`,
       contactTitle: 'VP Sales',
-      intentScore: i % 50, // many ties: the order falls back on the id
+      intentScore: i % 50,
       intentLevel: 'hot' as const,
       signal: 'Visited the pricing page',
       recommendedAction: 'Call within 24 hours',
@@ -61,37 +63,18 @@ async function insertLeads(t: TestApp, workspaceId: string, companyIds: string[]
   return ids;
 }
 
-/** The lines the sync wrote: `{type, id, data}` each. */
-interface Line {
-  type: string;
-  id: string;
-  data: unknown;
-}
-
-/** The lines the sync wrote. */
-async function written(file: string): Promise<Line[]> {
-  const text = await readFile(file, 'utf8').catch(() => '');
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as Line);
-}
-
-function countBy(ids: string[]): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
-  return counts;
-}
-
 /**
- * A client whose sleeps advance the server's clock (windows end without real time passing), and
- * whose fetch records every request and its status, then runs `afterResponse` (to change data).
+ * A client whose sleeps move the server's clock by the whole wait (rate-limit windows end at
+ * once) and real time by a little (so that a transaction holding a feed's changes back can end
+ * meanwhile), and whose fetch records every request and its status, then runs `afterResponse`
+ * (to change data) with the response's body.
  */
 function instrumentedClient(
   t: TestApp,
   baseUrl: string,
   apiKey: string,
-  afterResponse: (url: URL) => Promise<void> = () => Promise.resolve(),
+  afterResponse: (url: URL, body: unknown) => Promise<void> = () => Promise.resolve(),
+  options: Partial<ClientOptions> = {},
 ) {
   const requests: { path: string; status: number }[] = [];
   const sleeps: number[] = [];
@@ -102,25 +85,68 @@ function instrumentedClient(
       const response = await fetch(input, init);
       const url = new URL(input); // the client passes a string
       requests.push({ path: `${url.pathname}${url.search}`, status: response.status });
-      await afterResponse(url);
+      await afterResponse(url, await response.clone().json());
       return response;
     },
     sleep: (ms) => {
       sleeps.push(ms);
       t.clock.advance(ms);
-      return Promise.resolve();
+      return new Promise((resolve) => setTimeout(resolve, Math.min(ms, 50)));
     },
     now: () => t.clock.now(),
     random: () => 0.5,
+    ...options,
   });
   return { client, requests, sleeps };
 }
 
+// Patient with held-back changes: the long transactions of this file's writers hold them back.
+const MAX_WAITS = 200;
+
+/** What the sync wrote: the copy of one type, id -> item. */
+async function copyOf(dir: string, type: 'companies' | 'leads'): Promise<Record<string, unknown>> {
+  return JSON.parse(await readFile(join(dir, 'crm', `${type}.json`), 'utf8')) as Record<
+    string,
+    unknown
+  >;
+}
+
+/**
+ * The whole source, read through the list in pages of 200 (while nothing writes), id -> item.
+ * Each request in a rate-limit window of its own: the server's clock moves a minute first.
+ */
+async function source(
+  t: TestApp,
+  key: string,
+  type: 'companies' | 'leads',
+): Promise<Record<string, unknown>> {
+  const items: Record<string, unknown> = {};
+  for (let offset = 0, total = 1; offset < total; offset += 200) {
+    t.clock.advance(60_000);
+    const page = await getWithKey(t.app, `/v1/${type}?limit=200&offset=${offset}`, key).expect(200);
+    total = page.body.total as number;
+    for (const item of page.body.data as { id: string }[]) items[item.id] = item;
+  }
+  return items;
+}
+
+async function expectCopyEqualsSource(t: TestApp, key: string, dir: string): Promise<void> {
+  for (const type of ['companies', 'leads'] as const) {
+    const expected = await source(t, key, type);
+    const copy = await copyOf(dir, type);
+    // Named first, compared whole after: a failure says which ids are extra or missing.
+    expect(Object.keys(copy).sort()).toEqual(Object.keys(expected).sort());
+    expect(copy).toEqual(expected);
+  }
+}
+
 describe('the CRM sync example (clients/typescript/examples/sync.ts)', () => {
   let dir: string;
+  let paths: Pick<SyncOptions, 'stateFile' | 'storeDir'>;
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'client-sync-'));
+    paths = { stateFile: join(dir, 'state.json'), storeDir: join(dir, 'crm') };
   });
 
   afterEach(async () => {
@@ -140,53 +166,63 @@ describe('the CRM sync example (clients/typescript/examples/sync.ts)', () => {
       await t.close();
     });
 
-    it('reads everything exactly once without a single 429, then only what is new', async () => {
+    it('copies everything without a single 429, then asks once per feed when nothing changed', async () => {
       const { workspace, key } = await createTenant(t.prisma);
-      const companyIds = await insertCompanies(t, workspace.id, 2900, 0.01);
-      const leadIds = await insertLeads(t, workspace.id, companyIds, 2900);
-      const stateFile = join(dir, 'state.json');
-      const outputFile = join(dir, 'crm.jsonl');
-      const now = () => new Date(t.clock.now());
-      const first = instrumentedClient(t, baseUrl, key);
-      const startedAt = now().toISOString();
+      const companyIds = await insertCompanies(t, workspace.id, 290, 0.1);
+      await insertLeads(t, workspace.id, companyIds, 290);
+      // Backoff below 5 s: any longer sleep is a wait for the next rate-limit window.
+      const first = instrumentedClient(t, baseUrl, key, undefined, { backoffMaxMs: 5_000 });
 
-      const result = await runSync({ client: first.client, stateFile, outputFile, now });
+      const result = await runSync({
+        client: first.client,
+        ...paths,
+        limit: 20,
+        maxWaits: MAX_WAITS,
+      });
 
-      expect(result).toEqual({ since: null, nextSince: startedAt, companies: 2900, leads: 2900 });
-      const lines = await written(outputFile);
-      const companies = lines.filter((line) => line.type === 'company').map((line) => line.id);
-      const leads = lines.filter((line) => line.type === 'lead').map((line) => line.id);
-      expect([...countBy(companies).values()].every((count) => count === 1)).toBe(true);
-      expect(companies.sort()).toEqual(companyIds);
-      expect(leads.sort()).toEqual(leadIds);
-      // 15 pages of each (14 of 200, one of 100) in 3 windows of 10: the client waited for the
-      // reset whenever X-RateLimit-Remaining said 0, so it never spent a request on a 429.
-      expect(first.requests).toHaveLength(30);
+      const everything = {
+        restarted: false,
+        fromStart: true,
+        upserts: 290,
+        deletes: 0,
+        removed: 0,
+        caughtUp: true,
+      };
+      expect(result).toEqual({ companies: everything, leads: everything });
+      await expectCopyEqualsSource(t, key, dir);
+      // 15 pages of each (14 of 20, one of 10), in windows of 10 requests: the client waited for
+      // the reset whenever X-RateLimit-Remaining said 0, so it never spent a request on a 429.
+      expect(first.requests.length).toBeGreaterThanOrEqual(30);
       expect(first.requests.filter((request) => request.status !== 200)).toEqual([]);
-      expect(first.sleeps).toEqual([60_000, 60_000]);
-      expect(JSON.parse(await readFile(stateFile, 'utf8'))).toEqual({ since: startedAt });
+      expect(first.sleeps.filter((ms) => ms > 5_000).length).toBeGreaterThanOrEqual(2);
+      const state = JSON.parse(await readFile(paths.stateFile, 'utf8'));
+      expect(state).toEqual({ companies: expect.any(String), leads: expect.any(String) });
 
-      t.clock.advance(3_600_000);
       const second = instrumentedClient(t, baseUrl, key);
-      const again = await runSync({ client: second.client, stateFile, outputFile, now });
+      const again = await runSync({ client: second.client, ...paths, limit: 20 });
 
-      expect(again).toMatchObject({ since: startedAt, companies: 0, leads: 0 });
-      const since = encodeURIComponent(startedAt);
+      const nothing = { ...everything, fromStart: false, upserts: 0 };
+      expect(again).toEqual({ companies: nothing, leads: nothing });
       expect(second.requests).toEqual([
-        { path: `/v1/companies?limit=200&offset=0&since=${since}`, status: 200 },
-        { path: `/v1/leads?limit=200&offset=0&since=${since}`, status: 200 },
+        {
+          path: `/v1/companies/changes?limit=20&cursor=${encodeURIComponent(state.companies)}`,
+          status: 200,
+        },
+        {
+          path: `/v1/leads/changes?limit=20&cursor=${encodeURIComponent(state.leads)}`,
+          status: 200,
+        },
       ]);
-      expect(await written(outputFile)).toHaveLength(5800);
-      expect(JSON.parse(await readFile(stateFile, 'utf8'))).toEqual({ since: now().toISOString() });
+      expect(JSON.parse(await readFile(paths.stateFile, 'utf8'))).toEqual(state);
     });
   });
 
-  describe('while the data changes under a long sync', () => {
+  describe('against the service', () => {
     let t: TestApp;
     let baseUrl: string;
 
     beforeAll(async () => {
-      t = await createTestApp();
+      t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '100000' } });
       baseUrl = await listening(t);
     });
 
@@ -194,64 +230,472 @@ describe('the CRM sync example (clients/typescript/examples/sync.ts)', () => {
       await t.close();
     });
 
-    it('may miss a company that moves up a page, and picks it up on the next run', async () => {
+    it('ends with a copy equal to the source after concurrent writers insert, change, delete and re-create', async () => {
       const { workspace, key } = await createTenant(t.prisma);
-      const ids = await insertCompanies(t, workspace.id, 600, 0.1); // 3 pages, distinct scores
-      const mover = ids[450] ?? '';
-      const stateFile = join(dir, 'state.json');
-      const outputFile = join(dir, 'crm.jsonl');
-      const now = () => new Date(t.clock.now());
-      const startedAt = now().toISOString();
+      const other = await createTenant(t.prisma); // written to as well: none of it may be copied
+      const pool = new Pool({ connectionString: t.database.url, max: 8 });
+      const writers = new Writers(pool);
+      try {
+        const mine = writers.workspace(workspace.id);
+        await mine.seed(40, 60);
+        const theirs = writers.workspace(other.workspace.id);
+        await theirs.seed(10, 10);
+        const { client } = instrumentedClient(t, baseUrl, key);
+        const sync = () => runSync({ client, ...paths, limit: 25, maxWaits: MAX_WAITS });
 
-      // Once the first page is read, the company on page 3 is visited: it jumps to the top (a page
-      // already read) and every company above its old place moves one down.
-      const first = instrumentedClient(t, baseUrl, key, async (url) => {
-        t.clock.advance(1_000); // reading takes time: the visit is before this run's end
-        if (url.pathname !== '/v1/companies' || url.searchParams.get('offset') !== '0') return;
-        await t.prisma.company.update({
-          where: { id: mover },
-          data: { intentScore: 100, intentLevel: 'hot', lastSeen: now() },
-        });
+        const running = [
+          writers.loop(mine, 1, ['insertCompany', 'updateCompany', 'renameCompany']),
+          writers.loop(mine, 2, ['deleteCompany', 'recreateCompany', 'updateCompany']),
+          writers.loop(mine, 3, ['insertContact', 'updateContact', 'deleteContact', 'moveContact']),
+          writers.loop(mine, 4, ['insertLead', 'updateLead', 'deleteLead', 'recreateLead']),
+          writers.loop(mine, 5, ['longTransaction']),
+          writers.loop(theirs, 6, ['insertCompany', 'updateCompany', 'deleteCompany']),
+        ];
+        const runs = [];
+        const started = Date.now();
+        try {
+          while (runs.length < 5 || Date.now() - started < 4_000) runs.push(await sync());
+        } finally {
+          writers.stop();
+          await Promise.all(running);
+        }
+        const last = await sync();
+
+        // The writers did every kind of write, and the runs applied deletions while they did.
+        for (const kind of Writers.KINDS) expect(writers.done[kind] ?? 0).toBeGreaterThan(0);
+        const deletes = runs.reduce(
+          (sum, run) => sum + run.companies.deletes + run.leads.deletes,
+          0,
+        );
+        expect(deletes).toBeGreaterThan(0);
+        expect(last.companies.caughtUp && last.leads.caughtUp).toBe(true);
+
+        await expectCopyEqualsSource(t, key, dir);
+        // The single reads agree: a copied company is served as copied, a deleted one is a 404.
+        const copied = await copyOf(dir, 'companies');
+        for (const id of Object.keys(copied).slice(0, 5)) {
+          expect(await client.getCompany(id)).toEqual(copied[id]);
+        }
+        const gone = mine.deletedCompanies.find((id) => !(id in copied));
+        expect(gone).toBeDefined();
+        await expect(client.getCompany(gone ?? '')).rejects.toBeInstanceOf(NotFoundError);
+      } finally {
+        await pool.end();
+      }
+    }, 120_000);
+
+    it('does not miss a company that moves in the list during the run', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      const ids = await insertCompanies(t, workspace.id, 600, 0.1); // one transaction: id order
+      // Once the first page is read, a company already read and one not yet read are visited:
+      // both jump to the top of the list. The feed brings each again at its new place, last.
+      let moved = false;
+      const { client } = instrumentedClient(t, baseUrl, key, async (url, body) => {
+        const page = body as { data?: unknown[] };
+        if (moved || url.pathname !== '/v1/companies/changes' || !page.data?.length) return;
+        moved = true;
+        for (const id of [ids[100] ?? '', ids[450] ?? '']) {
+          await t.prisma.company.update({
+            where: { id },
+            data: { intentScore: 100, intentLevel: 'hot', lastSeen: new Date(t.clock.now()) },
+          });
+        }
       });
-      const result = await runSync({ client: first.client, stateFile, outputFile, now });
 
-      const firstRun = countBy((await written(outputFile)).map((line) => line.id));
-      expect(result).toMatchObject({ nextSince: startedAt, companies: 600 });
-      expect(firstRun.has(mover)).toBe(false); // missed: it moved onto page 1 after page 1 was read
-      expect(firstRun.get(ids[199] ?? '')).toBe(2); // and the last of page 1 came again on page 2
-      expect(first.requests.filter((request) => request.status !== 200)).toEqual([]);
+      const result = await runSync({ client, ...paths, limit: 200, maxWaits: MAX_WAITS });
 
-      t.clock.advance(3_600_000);
-      const second = instrumentedClient(t, baseUrl, key);
-      const next = await runSync({ client: second.client, stateFile, outputFile, now });
-
-      // Its visit happened after the first run's recorded start: the next run has it.
-      expect(next).toMatchObject({ since: startedAt, companies: 1, leads: 0 });
-      const lines = await written(outputFile);
-      expect(lines).toHaveLength(601); // 600 lines of the first run (one missed, one twice)
-      expect(lines.slice(600)).toEqual([
-        { type: 'company', id: mover, data: expect.objectContaining({ intentScore: 100 }) },
-      ]);
+      expect(result.companies).toMatchObject({ upserts: 601, caughtUp: true });
+      const copy = await copyOf(dir, 'companies');
+      expect(copy[ids[100] ?? '']).toMatchObject({ intentScore: 100 });
+      expect(copy[ids[450] ?? '']).toMatchObject({ intentScore: 100 });
+      await expectCopyEqualsSource(t, key, dir);
     });
 
-    it('saves no new since when the run fails, so the next run reads the same again', async () => {
+    it('on a 410 starts the feed again without a cursor and replaces the copy', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      const companies = [];
+      for (let i = 0; i < 4; i++) {
+        const company = await createCompany(t.prisma, workspace.id);
+        await createContact(t.prisma, company);
+        await createLead(t.prisma, company);
+        companies.push(company);
+      }
+      const { client } = instrumentedClient(t, baseUrl, key);
+      const sync = () => runSync({ client, ...paths, limit: 2, maxWaits: MAX_WAITS });
+      await sync();
+      const [pruned, changed] = companies;
+
+      // What prune-changes does, in one transaction: a deletion's record removed, and the
+      // workspace's horizon raised past the stored cursor. The copy can no longer learn that
+      // `pruned` is gone from the feed: only a fresh pass can.
+      const sql = new PgClient({ connectionString: t.database.url });
+      await sql.connect();
+      try {
+        await sql.query('BEGIN');
+        await sql.query('DELETE FROM companies WHERE id = $1', [pruned.id]);
+        await sql.query('DELETE FROM company_changes WHERE workspace_id = $1 AND id = $2', [
+          workspace.id,
+          pruned.id,
+        ]);
+        await sql.query(
+          `INSERT INTO change_horizons (workspace_id, feed, pruned_txid, pruned_id)
+           VALUES ($1, 'companies', pg_current_xact_id(), 'zzzz')`,
+          [workspace.id],
+        );
+        await sql.query('COMMIT');
+      } finally {
+        await sql.end();
+      }
+      await t.prisma.company.update({ where: { id: changed.id }, data: { intentScore: 99 } });
+      expect(Object.keys(await copyOf(dir, 'companies'))).toContain(pruned.id);
+
+      const result = await sync();
+
+      expect(result.companies).toEqual({
+        restarted: true,
+        fromStart: true,
+        upserts: 3,
+        deletes: 0,
+        removed: 1,
+        caughtUp: true,
+      });
+      // The leads feed was not pruned: it goes on from its cursor, with the deleted lead.
+      expect(result.leads).toMatchObject({ restarted: false, fromStart: false, deletes: 1 });
+      await expectCopyEqualsSource(t, key, dir);
+      expect(Object.keys(await copyOf(dir, 'companies'))).not.toContain(pruned.id);
+
+      // The cursor stored at the end of the fresh pass is a good one.
+      const next = await sync();
+      expect(next.companies).toMatchObject({ restarted: false, fromStart: false, upserts: 0 });
+    });
+
+    it('stores no cursor past a page it could not write, so the next run writes it', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      await insertCompanies(t, workspace.id, 30, 1);
+      // Once the second page has come, the copy can no longer be written: the file written aside
+      // before the rename is in the way (a full disk, in real life).
+      const obstacle = join(paths.storeDir, 'companies.json.tmp');
+      let pages = 0;
+      const failing = instrumentedClient(t, baseUrl, key, async (url, body) => {
+        const page = body as { data?: unknown[] };
+        if (url.pathname === '/v1/companies/changes' && page.data?.length && ++pages === 2) {
+          await mkdir(obstacle, { recursive: true });
+        }
+      });
+      const options = { ...paths, limit: 10, maxWaits: MAX_WAITS };
+
+      await expect(runSync({ client: failing.client, ...options })).rejects.toMatchObject({
+        code: 'EISDIR',
+      });
+      expect(Object.keys(await copyOf(dir, 'companies'))).toHaveLength(10);
+
+      await rm(obstacle, { recursive: true });
+      const { client } = instrumentedClient(t, baseUrl, key);
+      const result = await runSync({ client, ...options });
+      expect(result.companies).toMatchObject({ fromStart: false, upserts: 20, caughtUp: true });
+      await expectCopyEqualsSource(t, key, dir);
+    });
+
+    it('stores no cursor when the run fails, so the next run reads the same again', async () => {
       const { workspace, key } = await createTenant(t.prisma);
       await insertCompanies(t, workspace.id, 3, 1);
-      const stateFile = join(dir, 'state.json');
-      const outputFile = join(dir, 'crm.jsonl');
-      const now = () => new Date(t.clock.now());
       const revoked = new Client({ apiKey: 'st_revoked', baseUrl });
 
-      await expect(runSync({ client: revoked, stateFile, outputFile, now })).rejects.toThrow(
-        '401 UNAUTHORIZED',
-      );
-      await expect(readFile(stateFile, 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+      await expect(runSync({ client: revoked, ...paths })).rejects.toThrow('401 UNAUTHORIZED');
+      await expect(readFile(paths.stateFile, 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
 
       const { client } = instrumentedClient(t, baseUrl, key);
-      await expect(runSync({ client, stateFile, outputFile, now })).resolves.toMatchObject({
-        since: null,
-        companies: 3,
-      });
+      const result = await runSync({ client, ...paths, maxWaits: MAX_WAITS });
+      expect(result.companies).toMatchObject({ fromStart: true, upserts: 3, caughtUp: true });
+      await expectCopyEqualsSource(t, key, dir);
     });
   });
 });
+
+type Kind =
+  | 'insertCompany'
+  | 'updateCompany'
+  | 'renameCompany'
+  | 'deleteCompany'
+  | 'recreateCompany'
+  | 'insertContact'
+  | 'updateContact'
+  | 'deleteContact'
+  | 'moveContact'
+  | 'insertLead'
+  | 'updateLead'
+  | 'deleteLead'
+  | 'recreateLead'
+  | 'longTransaction';
+
+/** Errors of writers racing each other, which a real writer would retry: the write is dropped. */
+const RACES = new Set([
+  '23503', // foreign_key_violation: the company was deleted meanwhile
+  '23505', // unique_violation: re-created by another writer meanwhile
+  '40P01', // deadlock_detected
+  '40001', // serialization_failure
+]);
+
+/** What the writers know of one workspace (approximately: they race each other). */
+class WorkspaceData {
+  readonly companies: string[] = [];
+  readonly deletedCompanies: string[] = [];
+  readonly contacts: string[] = [];
+  readonly leads: string[] = [];
+  readonly deletedLeads: string[] = [];
+  private sequence = 0;
+
+  constructor(
+    readonly writers: Writers,
+    readonly id: string,
+  ) {}
+
+  nextId(prefix: string): string {
+    return `${prefix}_${this.id}_w${++this.sequence}`;
+  }
+
+  /** `companies` companies with a contact each, and `leads` leads spread over them. */
+  async seed(companies: number, leads: number): Promise<void> {
+    await this.writers.transaction(null, async (sql) => {
+      for (let i = 0; i < companies; i++) await insertCompany(sql, this, this.nextId('co'), i);
+      for (let i = 0; i < leads; i++) {
+        await insertLead(sql, this, this.nextId('ld'), this.companies[i % companies] ?? '', i);
+      }
+    });
+  }
+}
+
+/**
+ * Writers of the source, through SQL on their own connections as the customer application would
+ * write: each loop draws its next write (seeded), runs it in a transaction, and goes on until
+ * stopped. Concurrent loops make transactions commit out of their start order.
+ */
+class Writers {
+  static readonly KINDS: Kind[] = [
+    'insertCompany',
+    'updateCompany',
+    'renameCompany',
+    'deleteCompany',
+    'recreateCompany',
+    'insertContact',
+    'updateContact',
+    'deleteContact',
+    'moveContact',
+    'insertLead',
+    'updateLead',
+    'deleteLead',
+    'recreateLead',
+    'longTransaction',
+  ];
+  readonly done: Partial<Record<Kind | 'races', number>> = {};
+  private stopped = false;
+
+  constructor(private readonly pool: Pool) {}
+
+  workspace(id: string): WorkspaceData {
+    return new WorkspaceData(this, id);
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  async loop(data: WorkspaceData, seed: number, kinds: Kind[]): Promise<void> {
+    const random = mulberry32(seed);
+    while (!this.stopped) {
+      const kind = kinds[Math.floor(random() * kinds.length)] ?? kinds[0];
+      await this.transaction(kind, (sql) => write(kind, sql, data, random));
+      await new Promise((resolve) => setTimeout(resolve, 1 + random() * 4));
+    }
+  }
+
+  /** Runs `body` in a transaction; counts it under `kind` when it committed a change. */
+  async transaction(
+    kind: Kind | null,
+    body: (sql: PoolClient) => Promise<boolean | void>,
+  ): Promise<void> {
+    const sql = await this.pool.connect();
+    try {
+      await sql.query('BEGIN');
+      const changed = await body(sql);
+      await sql.query('COMMIT');
+      if (kind && changed) this.done[kind] = (this.done[kind] ?? 0) + 1;
+    } catch (error) {
+      await sql.query('ROLLBACK');
+      if (!RACES.has((error as { code?: string }).code ?? '')) throw error;
+      this.done.races = (this.done.races ?? 0) + 1;
+    } finally {
+      sql.release();
+    }
+  }
+}
+
+/** One write of this kind; resolves to whether it changed a row (the registry may be stale). */
+async function write(
+  kind: Kind,
+  sql: PoolClient,
+  data: WorkspaceData,
+  random: () => number,
+): Promise<boolean> {
+  const pick = (ids: string[]) => ids[Math.floor(random() * ids.length)] ?? '';
+  const score = () => Math.round(random() * 10_000) / 100;
+  const n = Math.floor(random() * 1000);
+  const company = pick(data.companies);
+  const changed = async (text: string, values: unknown[]) =>
+    ((await sql.query(text, values)).rowCount ?? 0) > 0;
+  switch (kind) {
+    case 'insertCompany':
+      return insertCompany(sql, data, data.nextId('co'), n);
+    case 'recreateCompany': {
+      // The same id again, other values: the copy must hold the new company, not the old one.
+      const id = data.deletedCompanies.shift();
+      return id !== undefined && insertCompany(sql, data, id, n);
+    }
+    case 'updateCompany':
+      return changed(
+        `UPDATE companies SET intent_score = $3, visits_count = visits_count + 1, last_seen = now()
+         WHERE workspace_id = $1 AND id = $2`,
+        [data.id, company, score()],
+      );
+    case 'renameCompany': // moves its leads too: they embed the name
+      return changed(`UPDATE companies SET name = $3 WHERE workspace_id = $1 AND id = $2`, [
+        data.id,
+        company,
+        `Renamed ${score()}`,
+      ]);
+    case 'deleteCompany': {
+      // Its contacts and leads go with it.
+      const deleted = await changed(`DELETE FROM companies WHERE workspace_id = $1 AND id = $2`, [
+        data.id,
+        company,
+      ]);
+      if (deleted) {
+        data.companies.splice(data.companies.indexOf(company), 1);
+        data.deletedCompanies.push(company);
+      }
+      return deleted;
+    }
+    case 'insertContact':
+      return insertContact(sql, data, company, n);
+    case 'updateContact':
+      return changed(
+        `UPDATE contacts SET email = $3, seniority = $4 WHERE workspace_id = $1 AND id = $2`,
+        [data.id, pick(data.contacts), `c${score()}@example.com`, random() < 0.5 ? 'vp' : 'ic'],
+      );
+    case 'deleteContact':
+      return changed(`DELETE FROM contacts WHERE workspace_id = $1 AND id = $2`, [
+        data.id,
+        pick(data.contacts),
+      ]);
+    case 'moveContact': // both companies change
+      return changed(
+        `UPDATE contacts SET company_id = $3
+         WHERE workspace_id = $1 AND id = $2 AND company_id <> $3`,
+        [data.id, pick(data.contacts), company],
+      );
+    case 'insertLead':
+      return insertLead(sql, data, data.nextId('ld'), company, n);
+    case 'recreateLead': {
+      const id = data.deletedLeads.shift();
+      return id !== undefined && insertLead(sql, data, id, company, n);
+    }
+    case 'updateLead':
+      return changed(
+        `UPDATE leads SET intent_score = $3, status = $4 WHERE workspace_id = $1 AND id = $2`,
+        [data.id, pick(data.leads), score(), random() < 0.5 ? 'contacted' : 'qualified'],
+      );
+    case 'deleteLead': {
+      const lead = pick(data.leads);
+      const deleted = await changed(`DELETE FROM leads WHERE workspace_id = $1 AND id = $2`, [
+        data.id,
+        lead,
+      ]);
+      if (deleted) {
+        data.leads.splice(data.leads.indexOf(lead), 1);
+        data.deletedLeads.push(lead);
+      }
+      return deleted;
+    }
+    case 'longTransaction': {
+      // Starts before, and commits after, many of the other loops' transactions: the feed must
+      // hold their changes back until it ends, then bring them all the same.
+      const updated = await changed(
+        `UPDATE companies SET intent_score = $3 WHERE workspace_id = $1 AND id = $2`,
+        [data.id, company, score()],
+      );
+      await sql.query(`SELECT pg_sleep($1)`, [0.05 + random() * 0.2]);
+      const inserted = await insertLead(sql, data, data.nextId('ld'), pick(data.companies), n);
+      return (await insertContact(sql, data, pick(data.companies), n)) || inserted || updated;
+    }
+  }
+}
+
+async function insertCompany(
+  sql: PoolClient,
+  data: WorkspaceData,
+  id: string,
+  n: number,
+): Promise<boolean> {
+  await sql.query(
+    `INSERT INTO companies (id, workspace_id, name, domain, industry, size, country, city, revenue,
+       siren, intent_score, intent_level, icp_score, commercial_score, crm_status, visits_count,
+       first_seen, last_seen)
+     VALUES ($1, $2, $3, $4, 'Software', '51-200', 'France', 'Lyon', '10M-50M', NULL, $5, 'warm',
+       60, 55, 'new', 1, now(), now())`,
+    [id, data.id, `Company ${n}`, `company-${n}.example`, n / 10],
+  );
+  data.companies.push(id);
+  await insertContact(sql, data, id, n);
+  return true;
+}
+
+/** A contact of the company, if it still exists. */
+async function insertContact(
+  sql: PoolClient,
+  data: WorkspaceData,
+  companyId: string,
+  n: number,
+): Promise<boolean> {
+  const id = data.nextId('ct');
+  const { rowCount } = await sql.query(
+    `INSERT INTO contacts (id, workspace_id, company_id, name, job_title, email, phone, linkedin,
+       seniority)
+     SELECT $1, $2, $3, $4, 'Head of Growth', NULL, NULL, NULL, 'director'
+     FROM companies WHERE workspace_id = $2 AND id = $3`,
+    [id, data.id, companyId, `Contact ${n}`],
+  );
+  if (rowCount) data.contacts.push(id);
+  return (rowCount ?? 0) > 0;
+}
+
+/** A lead of the company, if it still exists. */
+async function insertLead(
+  sql: PoolClient,
+  data: WorkspaceData,
+  id: string,
+  companyId: string,
+  n: number,
+): Promise<boolean> {
+  const { rowCount } = await sql.query(
+    `INSERT INTO leads (id, workspace_id, company_id, contact_name, contact_title, contact_email,
+       intent_score, intent_level, signal, recommended_action, status, assigned_to_id, created_at)
+     SELECT $1, $2, $3, $4, 'VP Sales', NULL, $5, 'hot', 'Visited the pricing page',
+       'Call within 24 hours', 'new', NULL, now()
+     FROM companies WHERE workspace_id = $2 AND id = $3`,
+    [id, data.id, companyId, `Contact ${n}`, n % 100],
+  );
+  if (rowCount) data.leads.push(id);
+  return (rowCount ?? 0) > 0;
+}
+
+/** A small seeded generator: the same draws on every run of the test. */
+function mulberry32(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let x = state;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}

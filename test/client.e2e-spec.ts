@@ -1,8 +1,10 @@
 import {
   BadRequestError,
   Client,
+  NotFoundError,
   RateLimitError,
   UnauthorizedError,
+  type ChangePage,
   type ClientOptions,
 } from '../clients/typescript/src';
 import { createTestApp, listening, type TestApp } from './support/app';
@@ -20,10 +22,12 @@ function recordingClient(t: TestApp, options: ClientOptions) {
       statuses.push(response.status);
       return response;
     },
+    // The server's clock moves by the whole wait (rate-limit windows pass at once); real time by
+    // a little, so that a transaction holding a feed's changes back can end meanwhile.
     sleep: (ms) => {
       sleeps.push(ms);
       t.clock.advance(ms);
-      return Promise.resolve();
+      return new Promise((resolve) => setTimeout(resolve, Math.min(ms, 50)));
     },
     now: () => t.clock.now(),
     ...options,
@@ -100,6 +104,99 @@ describe('the TypeScript client against the server', () => {
     expect(companies).toStrictEqual((await getWithKey(t.app, '/v1/companies', key)).body.data);
     expect(companies.map((company) => company.intentScore)).toEqual([90, 70, 50]);
     expect(leads.map((lead) => lead.intentScore)).toEqual([70, 50]);
+  });
+
+  it('getCompany() and getLead() return the item as the API does', async () => {
+    const { client, statuses } = recordingClient(t, { apiKey: key, baseUrl });
+    const [company] = (await getWithKey(t.app, '/v1/companies', key)).body.data;
+    const [lead] = (await getWithKey(t.app, '/v1/leads', key)).body.data;
+
+    expect(await client.getCompany(company.id)).toStrictEqual(company);
+    expect(await client.getLead(lead.id)).toStrictEqual(lead);
+    expect(statuses).toEqual([200, 200]);
+  });
+
+  it('getCompany() sends an id with reserved characters as one path segment', async () => {
+    const tenant = await createTenant(t.prisma);
+    const created = await createCompany(t.prisma, tenant.workspace.id, { id: 'co_a/b?c d#e%41' });
+    const { client } = recordingClient(t, { apiKey: tenant.key, baseUrl });
+
+    await expect(client.getCompany(created.id)).resolves.toMatchObject({ id: 'co_a/b?c d#e%41' });
+  });
+
+  it('an id of another workspace, or of none, is a NotFoundError (404), not retried', async () => {
+    const other = await createTenant(t.prisma);
+    const theirs = await createCompany(t.prisma, other.workspace.id);
+    const theirLead = await createLead(t.prisma, theirs);
+    const { client, statuses } = recordingClient(t, { apiKey: key, baseUrl });
+    // The other workspace's key reads them: they exist.
+    const theirClient = recordingClient(t, { apiKey: other.key, baseUrl }).client;
+    await expect(theirClient.getCompany(theirs.id)).resolves.toMatchObject({ id: theirs.id });
+    await expect(theirClient.getLead(theirLead.id)).resolves.toMatchObject({ id: theirLead.id });
+
+    const calls: [() => Promise<unknown>, string][] = [
+      [() => client.getCompany(theirs.id), `/v1/companies/${theirs.id}`],
+      [() => client.getLead(theirLead.id), `/v1/leads/${theirLead.id}`],
+      [() => client.getCompany('co_nobody'), '/v1/companies/co_nobody'],
+    ];
+    for (const [call, path] of calls) {
+      const error = await call().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(NotFoundError);
+      expect(error).toMatchObject({
+        status: 404,
+        attempts: 1,
+        envelope: { statusCode: 404, message: 'Not Found', error: 'NOT_FOUND', path },
+      });
+    }
+    expect(statuses).toEqual([404, 404, 404]);
+  });
+
+  it('companyChanges() and leadChanges() bring every item, then only what changed after the cursor', async () => {
+    const tenant = await createTenant(t.prisma);
+    const companies = [];
+    for (let i = 0; i < 5; i++) companies.push(await createCompany(t.prisma, tenant.workspace.id));
+    const lead = await createLead(t.prisma, companies[0]);
+    const { client } = recordingClient(t, { apiKey: tenant.key, baseUrl });
+    const drain = async <C>(pages: AsyncIterable<ChangePage<C>>) => {
+      const seen: ChangePage<C>[] = [];
+      for await (const page of pages) seen.push(page);
+      return seen;
+    };
+
+    const first = await drain(client.companyChanges({ limit: 2, maxWaits: 100 }));
+    expect(first.map((page) => page.data.length)).toEqual([2, 2, 1]);
+    expect(first.map((page) => page.hasMore)).toEqual([true, true, false]);
+    const list = (await getWithKey(t.app, '/v1/companies', tenant.key)).body.data;
+    const upserted = first.flatMap((page) => page.data);
+    expect(upserted.map((change) => change.op)).toEqual(Array(5).fill('upsert'));
+    expect(Object.fromEntries(upserted.map((c) => [c.id, c.op === 'upsert' && c.company]))).toEqual(
+      Object.fromEntries(list.map((company: { id: string }) => [company.id, company])),
+    );
+    const cursor = first.at(-1)?.nextCursor;
+
+    await t.prisma.company.delete({ where: { id: companies[0].id } }); // its lead goes with it
+    await t.prisma.company.update({ where: { id: companies[1].id }, data: { intentScore: 99 } });
+    const next = await drain(client.companyChanges({ cursor, maxWaits: 100 }));
+    expect(next).toHaveLength(1);
+    expect(next[0].data).toEqual([
+      { op: 'delete', id: companies[0].id, changedAt: expect.any(String) },
+      expect.objectContaining({
+        op: 'upsert',
+        company: expect.objectContaining({ intentScore: 99 }),
+      }),
+    ]);
+    expect(next[0].hasMore).toBe(false);
+
+    const leads = await drain(client.leadChanges({ maxWaits: 100 }));
+    expect(leads.flatMap((page) => page.data)).toEqual([
+      { op: 'delete', id: lead.id, changedAt: expect.any(String) },
+    ]);
+
+    const error = await drain(client.leadChanges({ cursor: next[0].nextCursor })).catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(BadRequestError);
+    expect(error).toMatchObject({ status: 400, envelope: { message: ['cursor is not valid'] } });
   });
 
   it('a 400 is a BadRequestError with the envelope, and is not retried', async () => {

@@ -1,83 +1,220 @@
 /*
- * A CRM sync job: every company and lead that changed since the last successful run, written to
- * a JSON-lines file that stands in for the CRM.
+ * A CRM sync job over the change feeds: keeps a copy of every company and lead of the workspace,
+ * deletions included, in a directory that stands in for the CRM (companies.json and leads.json,
+ * each an object id -> item as the API returns it).
  *
  *   VISITOR_API_KEY=st_... VISITOR_API_URL=https://api.example.com node dist/examples/sync.js
+ *   (SYNC_STATE_FILE, default sync-state.json: the cursors; SYNC_STORE_DIR, default crm: the copy)
  *
- * The recipe (the API's pagination rule 2): keep the date of the last successful pass and send it
- * as `since`; record the new date BEFORE reading, and save it only once everything was written.
- * - Recorded before: a company visited while we page gets a `lastSeen` after that date, so the
- *   next run sees it even when this run missed it (it moved up the list, past pages already read).
- * - Saved only after success: a run that fails part-way saves nothing, and the next one starts
- *   again from the same date. Nothing is lost; some items come twice.
- * Items therefore arrive more than once (a retried run, a company that moved down a page while we
- * read): the CRM must UPSERT by `id`, never insert blindly. In the file below that means the
- * last line for a given `type` and `id` wins.
+ * Run it as often as you like (one run at a time): each run reads each feed from its stored cursor
+ * until caught up, then exits. The recipe, per feed (GET /v1/companies/changes, /v1/leads/changes):
+ * - No stored cursor: the feed starts from the beginning, every live item as an upsert, then every
+ *   later change. Store `nextCursor` and pass it next time: only what changed since comes.
+ * - Apply each page in order: an upsert replaces the item with this `id` (it is the item as it is
+ *   now), a delete removes it. An item comes once per page at most, at its latest change.
+ * - Store the page's `nextCursor` ONLY once the page is durably in the CRM. A crash in between
+ *   reads the page again on the next run: applying it twice changes nothing (upserts replace,
+ *   deletes of absent items are no-ops). Storing first could skip the page for good.
+ * - Cursor and copy are written aside then renamed (with fsync), so that a crash leaves the old
+ *   file or the new one, never half of one.
+ * - `hasMore: false`: caught up. An empty page with `hasMore: true` means changes are committed
+ *   but held back behind an older transaction: the client's iterator waits (with backoff) and asks
+ *   again; if they stay held back, the run ends with `caughtUp: false` and the next run goes on.
+ * - 410 (CursorExpiredError): the cursor is older than deletions the service has pruned, so some
+ *   deletions may have been missed. The feed starts again without a cursor and the copy is
+ *   rebuilt: every item the fresh pass brings is upserted, and once the pass has caught up, every
+ *   item of the copy it did not bring is removed. Only then is a cursor stored: a run that fails
+ *   during the rebuild leaves the expired one, so the next run starts the rebuild again instead of
+ *   forgetting what it had not yet removed. A run without a stored cursor over a copy that has
+ *   items (a lost state file) does the same; a first run, into an empty copy, has nothing to
+ *   remove and stores its cursor page after page.
  *
- * `since` is compared with the API's own dates (`lastSeen`, `createdAt`): `now` must be the same
- * time as the service's (a clock synchronised by NTP). A clock ahead of the service's would skip
- * what happened in the gap.
+ * The file store rewrites a whole type's file per page, which suits an example; a real CRM upserts
+ * and deletes by id, and lists its ids for the rebuild's removal.
  */
-import { open, readFile, rename, writeFile } from 'node:fs/promises';
-import { Client } from '../src/index.js';
+import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import {
+  Client,
+  CursorExpiredError,
+  type ChangePage,
+  type CompanyUpsert,
+  type ItemDeletion,
+  type LeadUpsert,
+} from '../src/index.js';
 
-interface SyncState {
-  /** The start of the last successful run, ISO 8601. */
-  since: string;
+type FeedName = 'companies' | 'leads';
+
+/** What persists between runs: each feed's last stored cursor. */
+export type SyncState = Partial<Record<FeedName, string>>;
+
+export interface FeedResult {
+  /** The stored cursor had expired (410): the feed was read again from the start. */
+  restarted: boolean;
+  /** This run read the feed from the start (the first run, or a restart). */
+  fromStart: boolean;
+  /** Changes applied. */
+  upserts: number;
+  deletes: number;
+  /** Items of the copy that a restart's pass did not bring, removed at its end. */
+  removed: number;
+  /** false when changes were still held back by a long transaction when the run stopped waiting. */
+  caughtUp: boolean;
 }
 
 export interface SyncResult {
-  /** The `since` this run read from (null for the first, full, run). */
-  since: string | null;
-  /** The `since` saved for the next run: this run's start. */
-  nextSince: string;
-  companies: number;
-  leads: number;
+  companies: FeedResult;
+  leads: FeedResult;
 }
 
-export async function runSync(options: {
+export interface SyncOptions {
   client: Client;
+  /** The cursors, one JSON file. */
   stateFile: string;
-  outputFile: string;
-  now: () => Date;
-}): Promise<SyncResult> {
-  const state = await readState(options.stateFile);
-  const startedAt = options.now().toISOString();
-  const since = state?.since;
-  const output = await open(options.outputFile, 'a');
-  let companies = 0;
-  let leads = 0;
-  try {
-    for await (const company of options.client.companies({ since })) {
-      await output.write(JSON.stringify({ type: 'company', id: company.id, data: company }) + '\n');
-      companies++;
-    }
-    for await (const lead of options.client.leads({ since })) {
-      await output.write(JSON.stringify({ type: 'lead', id: lead.id, data: lead }) + '\n');
-      leads++;
-    }
-    // Durable before the new date is: a crash between the two re-sends, never skips.
-    await output.sync();
-  } finally {
-    await output.close();
-  }
-  await saveState(options.stateFile, { since: startedAt });
-  return { since: since ?? null, nextSince: startedAt, companies, leads };
+  /** The CRM stand-in: companies.json and leads.json in this directory. */
+  storeDir: string;
+  /** Changes per request (1..1000; the client's default, 1000, when absent). */
+  limit?: number;
+  /** Waits for held-back changes before a run gives up (the client's default when absent). */
+  maxWaits?: number;
 }
 
-async function readState(file: string): Promise<SyncState | undefined> {
+/** A feed: its pages from a cursor, and the item of one of its upserts. */
+interface Feed<U extends { op: 'upsert'; id: string }, T> {
+  name: FeedName;
+  pages(cursor: string | undefined): AsyncIterable<ChangePage<U | ItemDeletion>>;
+  item(upsert: U): T;
+}
+
+export async function runSync(options: SyncOptions): Promise<SyncResult> {
+  const { client, limit, maxWaits } = options;
+  await mkdir(options.storeDir, { recursive: true });
+  const state = await readState(options.stateFile);
+  const companies: Feed<CompanyUpsert, unknown> = {
+    name: 'companies',
+    pages: (cursor) => client.companyChanges({ cursor, limit, maxWaits }),
+    item: (upsert) => upsert.company,
+  };
+  const leads: Feed<LeadUpsert, unknown> = {
+    name: 'leads',
+    pages: (cursor) => client.leadChanges({ cursor, limit, maxWaits }),
+    item: (upsert) => upsert.lead,
+  };
+  return {
+    companies: await syncFeed(companies, state, options),
+    leads: await syncFeed(leads, state, options),
+  };
+}
+
+async function syncFeed<U extends { op: 'upsert'; id: string }, T>(
+  feed: Feed<U, T>,
+  state: SyncState,
+  options: SyncOptions,
+): Promise<FeedResult> {
+  const copyFile = join(options.storeDir, `${feed.name}.json`);
+  const saved = await readJsonFile<Record<string, T>>(copyFile);
+  const copy = new Map(Object.entries(saved ?? {}));
+  let onDisk = saved !== undefined; // an empty feed still leaves its (empty) copy
+  const stored = state[feed.name];
+
+  /** Reads the feed from `cursor` (none: the start) until caught up, applying and storing. */
+  const pass = async (cursor: string | undefined, restarted: boolean): Promise<FeedResult> => {
+    const result = {
+      restarted,
+      fromStart: cursor === undefined,
+      upserts: 0,
+      deletes: 0,
+      removed: 0,
+      caughtUp: false,
+    };
+    // From the start over a copy that has items (a restart, or a lost state file): whatever this
+    // pass does not bring is gone from the source, and is removed once the pass has caught up.
+    let brought = cursor === undefined && copy.size > 0 ? new Set<string>() : null;
+    for await (const page of feed.pages(cursor)) {
+      for (const change of page.data) {
+        if (change.op === 'delete') {
+          copy.delete(change.id);
+          result.deletes++;
+        } else {
+          copy.set(change.id, feed.item(change));
+          brought?.add(change.id);
+          result.upserts++;
+        }
+      }
+      result.caughtUp = !page.hasMore;
+      if (brought && !result.caughtUp) {
+        // A rebuild stores no cursor before its end (see the header); its upserts go in already.
+        if (page.data.length > 0) {
+          await writeCopy(copyFile, copy);
+          onDisk = true;
+        }
+        continue;
+      }
+      if (brought) {
+        for (const id of copy.keys()) {
+          if (brought.has(id)) continue;
+          copy.delete(id);
+          result.removed++;
+        }
+        brought = null;
+      }
+      // The page is durable before its cursor is: a crash in between reads it again, harmlessly.
+      if (page.data.length > 0 || result.removed > 0 || !onDisk) {
+        await writeCopy(copyFile, copy);
+        onDisk = true;
+      }
+      if (state[feed.name] === page.nextCursor) continue; // an empty page: nothing moved
+      state[feed.name] = page.nextCursor;
+      await writeJsonFile(options.stateFile, state);
+    }
+    return result;
+  };
+
   try {
-    return JSON.parse(await readFile(file, 'utf8')) as SyncState;
+    return await pass(stored, false);
+  } catch (error) {
+    if (!(error instanceof CursorExpiredError) || stored === undefined) throw error;
+    return pass(undefined, true);
+  }
+}
+
+async function readState(file: string): Promise<SyncState> {
+  return (await readJsonFile<SyncState>(file)) ?? {};
+}
+
+function writeCopy<T>(file: string, copy: Map<string, T>): Promise<void> {
+  return writeJsonFile(file, Object.fromEntries(copy));
+}
+
+async function readJsonFile<T>(file: string): Promise<T | undefined> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as T;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // the first run
     throw error;
   }
 }
 
-/** Written aside then renamed, so that a crash never leaves a half-written state file. */
-async function saveState(file: string, state: SyncState): Promise<void> {
-  await writeFile(`${file}.tmp`, JSON.stringify(state) + '\n');
-  await rename(`${file}.tmp`, file);
+/**
+ * Written aside, flushed to disk, renamed over the file, and the rename flushed too: after a
+ * crash the file is the old one or the new one, whole, and once this resolves it is the new one.
+ */
+async function writeJsonFile(file: string, value: unknown): Promise<void> {
+  const aside = `${file}.tmp`;
+  const handle = await open(aside, 'w');
+  try {
+    await handle.writeFile(JSON.stringify(value) + '\n');
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(aside, file);
+  const directory = await open(dirname(file), 'r');
+  try {
+    await directory.sync();
+  } finally {
+    await directory.close();
+  }
 }
 
 async function main(): Promise<void> {
@@ -86,8 +223,7 @@ async function main(): Promise<void> {
   const result = await runSync({
     client: new Client({ apiKey, baseUrl: process.env.VISITOR_API_URL ?? 'http://localhost:3000' }),
     stateFile: process.env.SYNC_STATE_FILE ?? 'sync-state.json',
-    outputFile: process.env.SYNC_OUTPUT_FILE ?? 'crm.jsonl',
-    now: () => new Date(),
+    storeDir: process.env.SYNC_STORE_DIR ?? 'crm',
   });
   console.log(JSON.stringify(result));
 }

@@ -1,6 +1,18 @@
 import { backoffDelay } from './backoff.js';
 import { errorFromResponse, NetworkError } from './errors.js';
-import type { Company, CompanyPage, Lead, LeadPage, ListParams, Workspace } from './types.js';
+import type {
+  ChangeFeedOptions,
+  ChangePage,
+  ChangesParams,
+  Company,
+  CompanyChangePage,
+  CompanyPage,
+  Lead,
+  LeadChangePage,
+  LeadPage,
+  ListParams,
+  Workspace,
+} from './types.js';
 
 export interface ClientOptions {
   /** `st_...`, sent as a bearer token. */
@@ -27,6 +39,15 @@ export interface ClientOptions {
 
 /** The largest page the API serves: the iterators use it to spend as few requests as possible. */
 export const PAGE_SIZE = 200;
+
+/** The largest page of a change feed: the feed iterators' default `limit`. */
+export const CHANGES_PAGE_SIZE = 1000;
+
+/** Default of `ChangeFeedOptions.maxWaits`. */
+const MAX_HELD_BACK_WAITS = 10;
+
+/** A query's parameters: only those given are sent (the API refuses an empty one with a 400). */
+type Query = Record<string, string | number | Date | undefined>;
 
 // 502 and 504 are what a load balancer answers while the service restarts: transient like a 503.
 const TRANSIENT_STATUSES = new Set([502, 503, 504]);
@@ -74,6 +95,47 @@ export class Client {
     return this.get<LeadPage>('/v1/leads', params);
   }
 
+  /** One company of the key's workspace; a `NotFoundError` (404) when it has none with this id. */
+  async getCompany(id: string): Promise<Company> {
+    return this.get<Company>(`/v1/companies/${pathSegment(id)}`, {});
+  }
+
+  /** One lead of the key's workspace; a `NotFoundError` (404) when it has none with this id. */
+  async getLead(id: string): Promise<Lead> {
+    return this.get<Lead>(`/v1/leads/${pathSegment(id)}`, {});
+  }
+
+  /**
+   * One page of the company change feed after `cursor` (none: from the start), as the API sends
+   * it. A `CursorExpiredError` (410) when the cursor is too old. See `companyChanges()`.
+   */
+  listCompanyChanges(params: ChangesParams = {}): Promise<CompanyChangePage> {
+    return this.get<CompanyChangePage>('/v1/companies/changes', params);
+  }
+
+  /** One page of the lead change feed after `cursor`, as the API sends it. See `leadChanges()`. */
+  listLeadChanges(params: ChangesParams = {}): Promise<LeadChangePage> {
+    return this.get<LeadChangePage>('/v1/leads/changes', params);
+  }
+
+  /**
+   * The company change feed from `cursor` (none: from the start, every live company as an
+   * upsert), page after page, until caught up. Apply each page's `data` (upsert by `id`, remove on
+   * `delete`), then store its `nextCursor`: the next run starts from the last one stored. The last
+   * page yielded has `hasMore: false` (possibly with no data): caught up. While changes are held
+   * back behind an older transaction (an empty page with `hasMore`), waits with backoff and asks
+   * again, up to `maxWaits` times in a row; then yields that empty page (`hasMore: true`) and ends.
+   * A `CursorExpiredError` (410): start again without a cursor and rebuild the copy.
+   */
+  companyChanges(options: ChangeFeedOptions = {}): AsyncGenerator<CompanyChangePage, void> {
+    return this.follow((params) => this.listCompanyChanges(params), options);
+  }
+
+  /** The lead change feed, page after page: as `companyChanges()`. */
+  leadChanges(options: ChangeFeedOptions = {}): AsyncGenerator<LeadChangePage, void> {
+    return this.follow((params) => this.listLeadChanges(params), options);
+  }
+
   /** Every company (seen at or after `since`), page after page of 200. */
   companies(options: { since?: Date | string } = {}): AsyncGenerator<Company, void, undefined> {
     return this.everything((params) => this.listCompanies(params), options.since);
@@ -96,7 +158,30 @@ export class Client {
     }
   }
 
-  private async get<T>(path: string, params: ListParams): Promise<T> {
+  private async *follow<P extends ChangePage<unknown>>(
+    read: (params: ChangesParams) => Promise<P>,
+    options: ChangeFeedOptions,
+  ): AsyncGenerator<P, void> {
+    const limit = options.limit ?? CHANGES_PAGE_SIZE;
+    const maxWaits = options.maxWaits ?? MAX_HELD_BACK_WAITS;
+    let cursor = options.cursor;
+    let waits = 0;
+    for (;;) {
+      const page = await read({ limit, cursor });
+      cursor = page.nextCursor;
+      const heldBack = page.hasMore && page.data.length === 0;
+      // Committed changes wait for an older transaction to end: ask again later, never at once.
+      if (heldBack && waits < maxWaits) {
+        await this.sleep(backoffDelay(waits++, this.backoff));
+        continue;
+      }
+      waits = 0;
+      yield page;
+      if (!page.hasMore || heldBack) return;
+    }
+  }
+
+  private async get<T>(path: string, params: Query): Promise<T> {
     const url = this.url(path, params);
     let failures = 0;
     let rateLimited = 0;
@@ -153,17 +238,24 @@ export class Client {
     this.spentUntil = 0;
   }
 
-  private url(path: string, params: ListParams): string {
+  private url(path: string, params: Query): string {
     const url = new URL(`${this.baseUrl}${path}`);
     // Only the parameters given: the API refuses an unknown or empty one with a 400.
-    if (params.limit !== undefined) url.searchParams.set('limit', String(params.limit));
-    if (params.offset !== undefined) url.searchParams.set('offset', String(params.offset));
-    if (params.since !== undefined) {
-      const since = params.since instanceof Date ? params.since.toISOString() : params.since;
-      url.searchParams.set('since', since);
+    for (const [name, value] of Object.entries(params)) {
+      if (value === undefined) continue;
+      url.searchParams.set(name, value instanceof Date ? value.toISOString() : String(value));
     }
     return url.toString();
   }
+}
+
+/**
+ * An id as one path segment, every reserved character escaped (`/`, `?`, `#`...). An empty id,
+ * `.` or `..` cannot be one: the URL would name the list or its parent instead.
+ */
+function pathSegment(id: string): string {
+  if (id === '' || id === '.' || id === '..') throw new RangeError(`Not an id: "${id}"`);
+  return encodeURIComponent(id);
 }
 
 function headerNumber(response: Response, name: string): number | null {

@@ -27,6 +27,20 @@ export class UnauthorizedError extends ApiError {
   override name = 'UnauthorizedError';
 }
 
+/** 404: no item with this id in the key's workspace (`getCompany`, `getLead`). Never retried. */
+export class NotFoundError extends ApiError {
+  override name = 'NotFoundError';
+}
+
+/**
+ * 410 from a change feed: the cursor is older than deletions the service has since pruned, so
+ * changes may have been missed. Start the feed again without a cursor and rebuild the copy:
+ * remove every item that the fresh pass does not bring. Never retried.
+ */
+export class CursorExpiredError extends ApiError {
+  override name = 'CursorExpiredError';
+}
+
 /** 429 still received after the configured number of waits for `Retry-After`. */
 export class RateLimitError extends ApiError {
   override name = 'RateLimitError';
@@ -64,6 +78,10 @@ export async function errorFromResponse(response: Response, attempts: number): P
       return new BadRequestError(...args);
     case 401:
       return new UnauthorizedError(...args);
+    case 404:
+      return new NotFoundError(...args);
+    case 410:
+      return new CursorExpiredError(...args);
     case 429:
       return new RateLimitError(...args);
     case 500:

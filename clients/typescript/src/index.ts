@@ -1,21 +1,33 @@
 // The package's entry point: the client, its errors and the contract's types.
-export { Client, PAGE_SIZE, type ClientOptions } from './client.js';
+export { Client, CHANGES_PAGE_SIZE, PAGE_SIZE, type ClientOptions } from './client.js';
 export {
   ApiError,
   BadRequestError,
+  CursorExpiredError,
   InternalServerError,
   NetworkError,
+  NotFoundError,
   RateLimitError,
   ServiceUnavailableError,
   UnauthorizedError,
 } from './errors.js';
 export type {
+  ChangeFeedOptions,
+  ChangePage,
+  ChangesParams,
   Company,
+  CompanyChange,
+  CompanyChangePage,
   CompanyPage,
+  CompanyUpsert,
   Contact,
   ErrorEnvelope,
+  ItemDeletion,
   Lead,
+  LeadChange,
+  LeadChangePage,
   LeadPage,
+  LeadUpsert,
   ListParams,
   Workspace,
 } from './types.js';

@@ -44,6 +44,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/companies/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow every change to the companies, deletions included
+         * @description The change feed of the workspace's companies, for keeping a copy in sync without losing anything. Start without `cursor`: every live company comes as an upsert. Follow `nextCursor` while `hasMore` is true, upsert by `id`, remove on `delete`; store the cursor after applying a page, and poll with it later. Each company appears once, at its latest change, with its current state; an update that changes nothing is not a change. A change to one of its contacts is a change of the company. Nothing is skipped whatever the order in which concurrent writers commit; a transaction that runs long holds back the changes committed after it started until it ends.
+         */
+        get: operations["companyChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/companies/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one company
+         * @description The company with this id, the same object as in the list. Takes no query parameter: any is a 400.
+         */
+        get: operations["getCompany"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/leads": {
         parameters: {
             query?: never;
@@ -56,6 +96,46 @@ export interface paths {
          * @description The qualified leads of the workspace, sorted by `intentScore` descending (ties by `id`). `since` keeps the leads whose `createdAt` is at or after it.
          */
         get: operations["listLeads"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/leads/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow every change to the leads, deletions included
+         * @description The change feed of the workspace's leads, for keeping a copy in sync without losing anything. Start without `cursor`: every live lead comes as an upsert. Follow `nextCursor` while `hasMore` is true, upsert by `id`, remove on `delete`; store the cursor after applying a page, and poll with it later. Each lead appears once, at its latest change, with its current state; an update that changes nothing is not a change. Deleting a company deletes its leads: each gets its delete here. A change of its company's name is a change of the lead. Nothing is skipped whatever the order in which concurrent writers commit; a transaction that runs long holds back the changes committed after it started until it ends.
+         */
+        get: operations["leadChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/leads/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one lead
+         * @description The lead with this id, the same object as in the list. Takes no query parameter: any is a 400.
+         */
+        get: operations["getLead"];
         put?: never;
         post?: never;
         delete?: never;
@@ -240,6 +320,55 @@ export interface components {
             /** @description The companies of the page: `intentScore` descending, ties by `id` ascending. */
             data: components["schemas"]["CompanyDto"][];
         };
+        CompanyUpsertedDto: {
+            /**
+             * @description The item was created or changed: store it, replacing any copy with this id. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            op: "upsert";
+            /**
+             * @description Identifier of the item.
+             * @example co_000001
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the item's latest change was written (the writing transaction's start), ISO 8601 in UTC with milliseconds. Informational: the feed is ordered by commit visibility, not by it.
+             * @example 2026-11-23T09:30:00.000Z
+             */
+            changedAt: string;
+            /** @description The company as it is now, contacts included. */
+            company: components["schemas"]["CompanyDto"];
+        };
+        ItemDeletedDto: {
+            /**
+             * @description The item no longer exists. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            op: "delete";
+            /**
+             * @description Identifier of the deleted item.
+             * @example co_000001
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the item's latest change was written (the writing transaction's start), ISO 8601 in UTC with milliseconds. Informational: the feed is ordered by commit visibility, not by it.
+             * @example 2026-11-23T09:30:00.000Z
+             */
+            changedAt: string;
+        };
+        CompanyChangePageDto: {
+            /**
+             * @description Where to continue: store it (after the page has been applied) and send it as `cursor`. Always present, also on an empty page.
+             * @example MTIzNDU6Y29fMDAwMDAx.N3q1f0bQ9C4mYw1d9wz2Sg
+             */
+            nextCursor: string;
+            /** @description true: more changes are already committed, ask again with `nextCursor` (an empty `data` with `hasMore` means they wait for an older transaction to end: ask again shortly). false: caught up; poll later with `nextCursor`. */
+            hasMore: boolean;
+            /** @description Changes in feed order, each company at most once: at its latest change, as it is now. */
+            data: (components["schemas"]["CompanyUpsertedDto"] | components["schemas"]["ItemDeletedDto"])[];
+        };
         /**
          * @description Status of a lead; the API never changes it.
          * @enum {string}
@@ -314,6 +443,37 @@ export interface components {
             /** @description The leads of the page: `intentScore` descending, ties by `id` ascending. */
             data: components["schemas"]["LeadDto"][];
         };
+        LeadUpsertedDto: {
+            /**
+             * @description The item was created or changed: store it, replacing any copy with this id. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            op: "upsert";
+            /**
+             * @description Identifier of the item.
+             * @example co_000001
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the item's latest change was written (the writing transaction's start), ISO 8601 in UTC with milliseconds. Informational: the feed is ordered by commit visibility, not by it.
+             * @example 2026-11-23T09:30:00.000Z
+             */
+            changedAt: string;
+            /** @description The lead as it is now, with its company's current name. */
+            lead: components["schemas"]["LeadDto"];
+        };
+        LeadChangePageDto: {
+            /**
+             * @description Where to continue: store it (after the page has been applied) and send it as `cursor`. Always present, also on an empty page.
+             * @example MTIzNDU6Y29fMDAwMDAx.N3q1f0bQ9C4mYw1d9wz2Sg
+             */
+            nextCursor: string;
+            /** @description true: more changes are already committed, ask again with `nextCursor` (an empty `data` with `hasMore` means they wait for an older transaction to end: ask again shortly). false: caught up; poll later with `nextCursor`. */
+            hasMore: boolean;
+            /** @description Changes in feed order, each lead at most once: at its latest change, as it is now. */
+            data: (components["schemas"]["LeadUpsertedDto"] | components["schemas"]["ItemDeletedDto"])[];
+        };
     };
     responses: never;
     parameters: never;
@@ -354,7 +514,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkspaceDto"];
                 };
             };
-            /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown. `message` has one entry per violated constraint. The request counts against the rate limit. */
+            /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for this workspace (`cursor is not valid`). `message` has one entry per violated constraint. The request counts against the rate limit. */
             400: {
                 headers: {
                     /** @description Requests allowed per one-minute window. */
@@ -534,7 +694,7 @@ export interface operations {
                     "application/json": components["schemas"]["CompanyPageDto"];
                 };
             };
-            /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown. `message` has one entry per violated constraint. The request counts against the rate limit. */
+            /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for this workspace (`cursor is not valid`). `message` has one entry per violated constraint. The request counts against the rate limit. */
             400: {
                 headers: {
                     /** @description Requests allowed per one-minute window. */
@@ -676,15 +836,13 @@ export interface operations {
             };
         };
     };
-    listLeads: {
+    companyChanges: {
         parameters: {
             query?: {
-                /** @description Page size: a plain decimal integer, given at most once. */
+                /** @description A `nextCursor` returned by this feed, given at most once. Without it the feed starts at the beginning: every live item as an upsert, then every later change. */
+                cursor?: string;
+                /** @description Changes per page: a plain decimal integer, given at most once. */
                 limit?: number;
-                /** @description Items to skip: a plain decimal integer, given at most once. */
-                offset?: number;
-                /** @description Keeps the items at or after this instant (inclusive): companies whose `lastSeen` >= `since`, leads whose `createdAt` >= `since`. ISO 8601, given at most once; a date alone means its midnight UTC, and a date-time without an offset is read as UTC. Default: no filter. */
-                since?: string;
             };
             header?: {
                 /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
@@ -695,7 +853,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of leads. */
+            /** @description A page of changes, possibly empty. */
             200: {
                 headers: {
                     /** @description Requests allowed per one-minute window. */
@@ -711,10 +869,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["LeadPageDto"];
+                    "application/json": components["schemas"]["CompanyChangePageDto"];
                 };
             };
-            /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown. `message` has one entry per violated constraint. The request counts against the rate limit. */
+            /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for this workspace (`cursor is not valid`). `message` has one entry per violated constraint. The request counts against the rate limit. */
             400: {
                 headers: {
                     /** @description Requests allowed per one-minute window. */
@@ -762,6 +920,826 @@ export interface operations {
                      *       "message": "Unauthorized",
                      *       "error": "UNAUTHORIZED",
                      *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The cursor points before deletions that were pruned after the retention (`CHANGES_RETENTION_DAYS`, 30 days by default): the client may have missed some. Start again without a cursor, replacing the local copy. */
+            410: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 410,
+                     *       "message": "cursor has expired: start again without a cursor",
+                     *       "error": "GONE",
+                     *       "path": "/v1/companies/changes?cursor=...",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The rate limit is reached: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address. Wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before the next window (same value as X-RateLimit-Reset). */
+                    "Retry-After": number;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": 0;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests",
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description An unexpected failure; the body carries no detail of it. The X-RateLimit headers are present when the key had been accepted. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "message": "Internal server error",
+                     *       "error": "INTERNAL_SERVER_ERROR",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The database is unreachable or timing out; retry later, the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            503: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "Service temporarily unavailable",
+                     *       "error": "SERVICE_UNAVAILABLE",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    getCompany: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
+                "X-Request-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The company. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompanyDto"];
+                };
+            };
+            /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for this workspace (`cursor is not valid`). `message` has one entry per violated constraint. The request counts against the rate limit. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "limit must not be greater than 200"
+                     *       ],
+                     *       "error": "BAD_REQUEST",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is absent, malformed, unknown or revoked, its workspace is on a plan without API access (`starter`) or suspended: the same response for all, so that the reason cannot be told. The key is checked before the parameters. */
+            401: {
+                headers: {
+                    /** @description The authentication scheme to use. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized",
+                     *       "error": "UNAUTHORIZED",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description No company of the key's workspace has this id (whether or not another workspace has one): the same response in both cases. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found",
+                     *       "error": "NOT_FOUND",
+                     *       "path": "/v1/companies/co_000001",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The rate limit is reached: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address. Wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before the next window (same value as X-RateLimit-Reset). */
+                    "Retry-After": number;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": 0;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests",
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description An unexpected failure; the body carries no detail of it. The X-RateLimit headers are present when the key had been accepted. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "message": "Internal server error",
+                     *       "error": "INTERNAL_SERVER_ERROR",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The database is unreachable or timing out; retry later, the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            503: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "Service temporarily unavailable",
+                     *       "error": "SERVICE_UNAVAILABLE",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    listLeads: {
+        parameters: {
+            query?: {
+                /** @description Page size: a plain decimal integer, given at most once. */
+                limit?: number;
+                /** @description Items to skip: a plain decimal integer, given at most once. */
+                offset?: number;
+                /** @description Keeps the items at or after this instant (inclusive): companies whose `lastSeen` >= `since`, leads whose `createdAt` >= `since`. ISO 8601, given at most once; a date alone means its midnight UTC, and a date-time without an offset is read as UTC. Default: no filter. */
+                since?: string;
+            };
+            header?: {
+                /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
+                "X-Request-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of leads. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeadPageDto"];
+                };
+            };
+            /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for this workspace (`cursor is not valid`). `message` has one entry per violated constraint. The request counts against the rate limit. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "limit must not be greater than 200"
+                     *       ],
+                     *       "error": "BAD_REQUEST",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is absent, malformed, unknown or revoked, its workspace is on a plan without API access (`starter`) or suspended: the same response for all, so that the reason cannot be told. The key is checked before the parameters. */
+            401: {
+                headers: {
+                    /** @description The authentication scheme to use. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized",
+                     *       "error": "UNAUTHORIZED",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The rate limit is reached: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address. Wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before the next window (same value as X-RateLimit-Reset). */
+                    "Retry-After": number;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": 0;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests",
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description An unexpected failure; the body carries no detail of it. The X-RateLimit headers are present when the key had been accepted. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "message": "Internal server error",
+                     *       "error": "INTERNAL_SERVER_ERROR",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The database is unreachable or timing out; retry later, the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            503: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "Service temporarily unavailable",
+                     *       "error": "SERVICE_UNAVAILABLE",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    leadChanges: {
+        parameters: {
+            query?: {
+                /** @description A `nextCursor` returned by this feed, given at most once. Without it the feed starts at the beginning: every live item as an upsert, then every later change. */
+                cursor?: string;
+                /** @description Changes per page: a plain decimal integer, given at most once. */
+                limit?: number;
+            };
+            header?: {
+                /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
+                "X-Request-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of changes, possibly empty. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeadChangePageDto"];
+                };
+            };
+            /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for this workspace (`cursor is not valid`). `message` has one entry per violated constraint. The request counts against the rate limit. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "limit must not be greater than 200"
+                     *       ],
+                     *       "error": "BAD_REQUEST",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is absent, malformed, unknown or revoked, its workspace is on a plan without API access (`starter`) or suspended: the same response for all, so that the reason cannot be told. The key is checked before the parameters. */
+            401: {
+                headers: {
+                    /** @description The authentication scheme to use. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized",
+                     *       "error": "UNAUTHORIZED",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The cursor points before deletions that were pruned after the retention (`CHANGES_RETENTION_DAYS`, 30 days by default): the client may have missed some. Start again without a cursor, replacing the local copy. */
+            410: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 410,
+                     *       "message": "cursor has expired: start again without a cursor",
+                     *       "error": "GONE",
+                     *       "path": "/v1/companies/changes?cursor=...",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The rate limit is reached: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address. Wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before the next window (same value as X-RateLimit-Reset). */
+                    "Retry-After": number;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": 0;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests",
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description An unexpected failure; the body carries no detail of it. The X-RateLimit headers are present when the key had been accepted. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "message": "Internal server error",
+                     *       "error": "INTERNAL_SERVER_ERROR",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The database is unreachable or timing out; retry later, the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            503: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "Service temporarily unavailable",
+                     *       "error": "SERVICE_UNAVAILABLE",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    getLead: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
+                "X-Request-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The lead. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeadDto"];
+                };
+            };
+            /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for this workspace (`cursor is not valid`). `message` has one entry per violated constraint. The request counts against the rate limit. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "limit must not be greater than 200"
+                     *       ],
+                     *       "error": "BAD_REQUEST",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is absent, malformed, unknown or revoked, its workspace is on a plan without API access (`starter`) or suspended: the same response for all, so that the reason cannot be told. The key is checked before the parameters. */
+            401: {
+                headers: {
+                    /** @description The authentication scheme to use. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized",
+                     *       "error": "UNAUTHORIZED",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description No lead of the key's workspace has this id (whether or not another workspace has one): the same response in both cases. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found",
+                     *       "error": "NOT_FOUND",
+                     *       "path": "/v1/companies/co_000001",
                      *       "timestamp": "2026-03-01T09:30:00.000Z"
                      *     }
                      */
