@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CompanyDto, ContactDto } from '../src/companies/dto/company.dto';
@@ -249,6 +249,30 @@ describe('admin import', () => {
         'Zoe Adams',
       ]);
       expect(api.companies.data[2].contacts[3].id).toBe('ct_rt_10');
+    });
+
+    it('imports the README’s example, docs/examples/import.json, cleanly: the API returns it', async () => {
+      const workspace = await createWorkspace(t.prisma);
+      const { key } = await createApiKey(t.prisma, workspace.id);
+      const example = join(__dirname, '..', 'docs', 'examples', 'import.json');
+      const file = JSON.parse(await readFile(example, 'utf8')) as {
+        companies: CompanyDto[];
+        leads: LeadDto[];
+      };
+
+      const run = await admin('import', '--workspace', workspace.id, '--file', example, '--json');
+
+      expect(run).toMatchObject({ status: 0, stderr: '' });
+      expect(JSON.parse(run.stdout)).toStrictEqual({
+        companies: file.companies.length,
+        contacts: file.companies.flatMap((c) => c.contacts).length,
+        leads: file.leads.length,
+      });
+      expect(file.companies.length).toBeGreaterThan(1);
+      expect(file.leads.length).toBeGreaterThan(1);
+      const api = await listed(key);
+      expect(api.companies.data).toStrictEqual(asListed(file.companies));
+      expect(api.leads.data).toStrictEqual(leadsAsListed(file.leads));
     });
 
     it('stores a date-time given with an offset as that instant, returned in UTC', async () => {
