@@ -3,19 +3,25 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { existsSync } from 'node:fs';
 import { AppModule } from './app.module';
 import { APP_OPTIONS } from './app.setup';
+import { createStartLogger, type StartLogger } from './logging/start-logger';
 import { startServer } from './server/start-server';
+
+let logger: StartLogger | undefined;
 
 async function bootstrap(): Promise<void> {
   if (existsSync('.env')) process.loadEnvFile('.env');
-  // Nest's own messages wait for pino (JSON lines like the request log), from the first one.
+  // Nest's own messages are JSON lines like the request log from the first one: through pino
+  // while the application is created, then through the LoggingModule's logger (startServer).
+  logger = createStartLogger();
   const app = await NestFactory.create<NestExpressApplication>(AppModule, {
     ...APP_OPTIONS,
-    bufferLogs: true,
+    logger,
   });
   await startServer(app);
 }
 
 bootstrap().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
+  // One JSON line, at fatal, that says why (a bad variable, a busy port, a database to migrate).
+  (logger ?? createStartLogger()).failed(error);
   process.exit(1);
 });

@@ -1,10 +1,17 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import request, { type Response } from 'supertest';
 import { generateApiKey } from '../src/auth/api-key';
 import { CompaniesService } from '../src/companies/companies.service';
 import { LeadsService } from '../src/leads/leads.service';
 import { AppLogger } from '../src/logging/app-logger';
 import { LOG_DESTINATION } from '../src/logging/logging.module';
+import { findFreePort } from '../src/dev/free-port';
 import { createTestApp, type TestApp } from './support/app';
+import { createTestDatabase, type TestDatabase } from './support/database';
 import { createCompany } from './support/factories';
 import { createTenant, getWithKey } from './support/http';
 
@@ -173,5 +180,133 @@ describe('secrets', () => {
     // And nothing but JSON lines.
     for (const line of output) expect(line).toMatch(/^\{.*\}\n$/);
     expect(() => lines()).not.toThrow();
+  });
+});
+
+/*
+ * The built server (`node dist/main.js`, as production runs it; `npm test` builds it first) when
+ * its start fails: every line it prints is JSON, the first one included (not Nest's coloured
+ * banner or a stack), and the last, at `fatal`, says what to do.
+ */
+describe('a start that fails', () => {
+  const DIST = join(__dirname, '..', 'dist');
+  const SECRET = process.env.API_KEY_SECRET;
+  const databases: TestDatabase[] = [];
+  const held: Server[] = [];
+
+  afterAll(async () => {
+    for (const server of held) await new Promise((resolve) => server.close(resolve));
+    for (const database of databases) await database.drop();
+  });
+
+  interface Exit {
+    status: number | null;
+    stdout: string;
+    stderr: string;
+  }
+
+  /** A built entry point with an environment of its own only (no .env in a temporary folder). */
+  function runToExit(file: string, env: Record<string, string | undefined>): Promise<Exit> {
+    const path = join(DIST, file);
+    if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` first.`);
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [path], {
+        cwd: tmpdir(),
+        env: { PATH: process.env.PATH, ...env },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`${file} did not stop:\n${stdout}${stderr}`));
+      }, 25_000);
+      child.on('close', (status) => {
+        clearTimeout(timer);
+        resolve({ status, stdout, stderr });
+      });
+    });
+  }
+
+  /** Exit status 1, and every line parsed as JSON, the first above all; the last one returned. */
+  function fatalLine(exit: Exit): LogLine {
+    expect(exit.status).toBe(1);
+    expect(exit.stderr).toBe('');
+    const printed = exit.stdout.trimEnd().split('\n');
+    expect(printed[0]).toMatch(/^\{"level":"\w+"/);
+    const parsed = printed.map((line) => JSON.parse(line) as LogLine);
+    // No colour codes, and Nest's ExceptionHandler does not repeat the error with its stack.
+    expect(exit.stdout).not.toContain('\u001b[');
+    expect(parsed.filter((line) => line.context === 'ExceptionHandler')).toEqual([]);
+    const last = parsed[parsed.length - 1];
+    expect(parsed.filter((line) => line.level === 'fatal')).toEqual([last]);
+    return last;
+  }
+
+  async function migratedDatabase(): Promise<string> {
+    const database = await createTestDatabase();
+    databases.push(database);
+    return database.url;
+  }
+
+  /** A port that something else listens on, on every address as the server would. */
+  async function portInUse(): Promise<number> {
+    const port = await findFreePort();
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(port, resolve));
+    held.push(server);
+    return port;
+  }
+
+  it('a bad environment: JSON from the first line, then one fatal line naming each variable', async () => {
+    const exit = await runToExit('main.js', { LOG_LEVEL: 'info' });
+
+    expect(fatalLine(exit)).toEqual({
+      level: 'fatal',
+      time: expect.any(String),
+      pid: expect.any(Number),
+      hostname: expect.any(String),
+      msg:
+        'Invalid configuration: DATABASE_URL is required (the postgresql:// URL of the database); ' +
+        'API_KEY_SECRET is required (a secret of at least 32 characters)',
+    });
+  });
+
+  it('LOG_LEVEL=silent keeps the fatal line, alone', async () => {
+    const exit = await runToExit('main.js', { LOG_LEVEL: 'silent', API_KEY_SECRET: SECRET });
+
+    expect(fatalLine(exit).msg).toMatch(/^Invalid configuration: DATABASE_URL is required/);
+    expect(exit.stdout.trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('a port in use: says to set PORT', async () => {
+    const port = await portInUse();
+
+    const exit = await runToExit('main.js', {
+      LOG_LEVEL: 'info',
+      DATABASE_URL: await migratedDatabase(),
+      API_KEY_SECRET: SECRET,
+      PORT: String(port),
+    });
+
+    expect(fatalLine(exit).msg).toBe(
+      `port ${port} is already in use: set PORT to a free port (e.g. PORT=${port + 1})`,
+    );
+  });
+
+  it('the quick start (npm run demo) on a port in use: says to set PORT too', async () => {
+    const port = await portInUse();
+
+    const exit = await runToExit(join('dev', 'demo.js'), {
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: await migratedDatabase(),
+      PORT: String(port),
+    });
+
+    expect(exit.status).toBe(1);
+    expect(exit.stderr).toBe(
+      `port ${port} is already in use: set PORT to a free port (e.g. PORT=${port + 1})\n`,
+    );
   });
 });

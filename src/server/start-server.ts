@@ -3,11 +3,13 @@ import { configureApp } from '../app.setup';
 import { Environment } from '../config/environment';
 import { AppLogger } from '../logging/app-logger';
 import { enableGracefulShutdown } from './graceful-shutdown';
+import { listen } from './listen';
 import { setServerTimeouts } from './server-timeouts';
 
 /**
  * Serves a created application as production does: pino logs, timeouts, graceful shutdown. Its
- * callers are main.ts and the benchmark's naive variant, so that both run the same server.
+ * callers are main.ts and the benchmark's naive variant, so that both run the same server. A port
+ * in use stops the start with a StartupError that says what to do.
  */
 export async function startServer(app: NestExpressApplication): Promise<void> {
   configureApp(app);
@@ -15,5 +17,6 @@ export async function startServer(app: NestExpressApplication): Promise<void> {
   setServerTimeouts(app.getHttpServer());
   // Not enableShutdownHooks(): see graceful-shutdown.ts for the order it gets wrong.
   enableGracefulShutdown(app);
-  await app.listen(app.get(Environment).PORT);
+  const environment = app.get(Environment);
+  await listen(app, environment.PORT);
 }
