@@ -1,5 +1,6 @@
 import { type AdminRun, runAdminCommand } from './support/admin';
 import { createTestApp, type TestApp } from './support/app';
+import { createTestDatabase } from './support/database';
 import { createApiKey, createWorkspace } from './support/factories';
 import { getWithKey, ISO_UTC_MILLIS } from './support/http';
 
@@ -486,5 +487,28 @@ describe('admin tool', () => {
 
       expectRefusal(run, /database of DATABASE_URL is unreachable/);
     });
+
+    it.each([
+      [['workspace', 'list']],
+      [['workspace', 'create', '--name', 'Acme', '--plan', 'growth']],
+      [['key', 'list', '--workspace', 'ws_x']],
+      [['import', '--workspace', 'ws_x', '--file', 'docs/examples/import.json']],
+      [['seed', '--demo']],
+    ])(
+      'says to run npm run db:migrate, in one line, on a database without the tables: %j',
+      async (argv) => {
+        const empty = await createTestDatabase({ migrated: false });
+        try {
+          const run = await admin({ DATABASE_URL: empty.url }, ...argv, '--json');
+
+          expectRefusal(
+            run,
+            /^error: the database of DATABASE_URL is not migrated: run `npm run db:migrate` \(after `npm run build`\), then try again\n$/,
+          );
+        } finally {
+          await empty.drop();
+        }
+      },
+    );
   });
 });

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from 'pg';
 import request, { type Response } from 'supertest';
 import { generateApiKey } from '../src/auth/api-key';
 import { CompaniesService } from '../src/companies/companies.service';
@@ -278,6 +279,42 @@ describe('a start that fails', () => {
 
     expect(fatalLine(exit).msg).toMatch(/^Invalid configuration: DATABASE_URL is required/);
     expect(exit.stdout.trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('a database without the tables: says to run npm run db:migrate', async () => {
+    const database = await createTestDatabase({ migrated: false });
+    databases.push(database);
+
+    const exit = await runToExit('main.js', {
+      LOG_LEVEL: 'info',
+      DATABASE_URL: database.url,
+      API_KEY_SECRET: SECRET,
+      PORT: String(await findFreePort()),
+    });
+
+    expect(fatalLine(exit).msg).toBe(
+      'the database of DATABASE_URL is not migrated: run `npm run db:migrate` (after `npm run build`), then try again',
+    );
+  });
+
+  it('a database behind the migrations: names the tables missing', async () => {
+    const url = await migratedDatabase();
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    await client.query('DROP TABLE change_horizons');
+    await client.end();
+
+    const exit = await runToExit('main.js', {
+      LOG_LEVEL: 'info',
+      DATABASE_URL: url,
+      API_KEY_SECRET: SECRET,
+      PORT: String(await findFreePort()),
+    });
+
+    expect(fatalLine(exit).msg).toBe(
+      'the database of DATABASE_URL is not migrated (tables missing: change_horizons): ' +
+        'run `npm run db:migrate` (after `npm run build`), then try again',
+    );
   });
 
   it('a port in use: says to set PORT', async () => {

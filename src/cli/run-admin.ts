@@ -1,6 +1,6 @@
 import { HttpException, type INestApplicationContext } from '@nestjs/common';
 import { CommandFactory } from 'nest-commander';
-import { isDatabaseUnavailable } from '../common/database-errors';
+import { isDatabaseUnavailable, isUndefinedTable, notMigrated } from '../common/database-errors';
 import { AdminProgram } from './admin-program';
 import { type AdminIo, UsageError } from './cli-output';
 import { CliModule } from './cli.module';
@@ -45,6 +45,8 @@ function describeError(error: unknown): string {
       .split('\n')
       .filter((part) => part.trim() !== '')
       .pop() ?? message;
+  // Prisma's words ("The table `public.workspaces` does not exist") do not say what to do.
+  if (isUndefinedTable(error)) return notMigrated();
   if (isDatabaseUnavailable(error))
     return `the database of DATABASE_URL is unreachable: ${line.trim()}`;
   return line.trim();

@@ -1,6 +1,6 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../generated/prisma/client';
-import { isDatabaseUnavailable } from './database-errors';
+import { isDatabaseUnavailable, isUndefinedTable, notMigrated } from './database-errors';
 
 function withProperties(properties: Record<string, unknown>, message = 'failed'): Error {
   return Object.assign(new Error(message), properties);
@@ -153,5 +153,72 @@ describe('isDatabaseUnavailable', () => {
     } finally {
       await prisma.$disconnect();
     }
+  });
+});
+
+describe('isUndefinedTable', () => {
+  // Shapes captured from @prisma/client 7.10 with @prisma/adapter-pg, and from pg, against an
+  // empty database (test/admin.e2e-spec.ts runs the admin tool on one).
+  const adapterCause = (table: string) => ({
+    name: 'DriverAdapterError',
+    cause: {
+      originalCode: '42P01',
+      originalMessage: `relation "${table}" does not exist`,
+      kind: 'TableDoesNotExist',
+      table,
+    },
+  });
+
+  it.each([
+    [
+      'a model query (P2021)',
+      withProperties(
+        {
+          name: 'PrismaClientKnownRequestError',
+          code: 'P2021',
+          meta: { modelName: 'Workspace', driverAdapterError: adapterCause('public.workspaces') },
+        },
+        'The table `public.workspaces` does not exist in the current database.',
+      ),
+    ],
+    [
+      'a raw query (P2010, the SQLSTATE in meta)',
+      withProperties(
+        {
+          name: 'PrismaClientKnownRequestError',
+          code: 'P2010',
+          meta: { driverAdapterError: adapterCause('workspaces') },
+        },
+        'Raw query failed. Code: `42P01`. Message: `relation "workspaces" does not exist`',
+      ),
+    ],
+    [
+      'a statement on the pool (pg)',
+      withProperties({ code: '42P01' }, 'relation "x" does not exist'),
+    ],
+    ['an undefined table as a cause', new Error('outer', { cause: { originalCode: '42P01' } })],
+  ])('recognises %s', (_case, error) => {
+    expect(isUndefinedTable(error)).toBe(true);
+    expect(isDatabaseUnavailable(error)).toBe(false);
+  });
+
+  it.each([
+    ['an unreachable database', withProperties({ code: 'ECONNREFUSED' })],
+    ['an undefined column', withProperties({ code: '42703' })],
+    ['a unique violation', withProperties({ code: 'P2002' })],
+    ['an ordinary Error', new Error('relation')],
+    ['null', null],
+  ])('does not take %s for missing tables', (_case, error) => {
+    expect(isUndefinedTable(error)).toBe(false);
+  });
+
+  it('says, in one sentence, to run the migrations; naming the tables when only some miss', () => {
+    expect(notMigrated()).toBe(
+      'the database of DATABASE_URL is not migrated: run `npm run db:migrate` (after `npm run build`), then try again',
+    );
+    expect(notMigrated(['lead_changes', 'change_horizons'])).toBe(
+      'the database of DATABASE_URL is not migrated (tables missing: lead_changes, change_horizons): ' +
+        'run `npm run db:migrate` (after `npm run build`), then try again',
+    );
   });
 });

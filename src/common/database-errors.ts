@@ -37,3 +37,32 @@ export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
 function isConnectionCode(code: string): boolean {
   return SQLSTATES.has(code) || SOCKET_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code);
 }
+
+// undefined_table: a relation the statement names does not exist.
+const UNDEFINED_TABLE = '42P01';
+
+/**
+ * True when an error says that a table does not exist (PostgreSQL's 42P01 undefined_table, Prisma's
+ * P2021, the adapter's TableDoesNotExist): this service's tables are missing, so the database has
+ * not been migrated, or not fully.
+ */
+export function isUndefinedTable(error: unknown, depth = 0): boolean {
+  if (!error || typeof error !== 'object' || depth > MAX_DEPTH) return false;
+  const { code, kind, originalCode, cause, meta } = error as Record<string, unknown>;
+  if (code === 'P2021' || code === UNDEFINED_TABLE || originalCode === UNDEFINED_TABLE) return true;
+  if (kind === 'TableDoesNotExist') return true;
+  const driverError = (meta as { driverAdapterError?: unknown } | undefined)?.driverAdapterError;
+  return isUndefinedTable(cause, depth + 1) || isUndefinedTable(driverError, depth + 1);
+}
+
+/**
+ * The one sentence the admin tool and the server's start say of a database without this service's
+ * tables, naming the missing ones when only some are.
+ */
+export function notMigrated(someMissing: string[] = []): string {
+  const which = someMissing.length > 0 ? ` (tables missing: ${someMissing.join(', ')})` : '';
+  return (
+    `the database of DATABASE_URL is not migrated${which}: ` +
+    'run `npm run db:migrate` (after `npm run build`), then try again'
+  );
+}

@@ -2,14 +2,16 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { configureApp } from '../app.setup';
 import { Environment } from '../config/environment';
 import { AppLogger } from '../logging/app-logger';
+import { checkDatabaseMigrated } from './database-check';
 import { enableGracefulShutdown } from './graceful-shutdown';
 import { listen } from './listen';
 import { setServerTimeouts } from './server-timeouts';
 
 /**
  * Serves a created application as production does: pino logs, timeouts, graceful shutdown. Its
- * callers are main.ts and the benchmark's naive variant, so that both run the same server. A port
- * in use stops the start with a StartupError that says what to do.
+ * callers are main.ts and the benchmark's naive variant, so that both run the same server. A
+ * database without this service's tables, or a port in use, stops the start with a StartupError
+ * that says what to do.
  */
 export async function startServer(app: NestExpressApplication): Promise<void> {
   configureApp(app);
@@ -18,5 +20,6 @@ export async function startServer(app: NestExpressApplication): Promise<void> {
   // Not enableShutdownHooks(): see graceful-shutdown.ts for the order it gets wrong.
   enableGracefulShutdown(app);
   const environment = app.get(Environment);
+  await checkDatabaseMigrated(environment.DATABASE_URL);
   await listen(app, environment.PORT);
 }
