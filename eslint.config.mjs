@@ -35,6 +35,40 @@ export default tseslint.config(
     },
   },
   {
+    // The serving path's only door to the database is the pool (src/database/database.ts):
+    // Prisma is for the admin tool and the import. test/serving-boundary.e2e-spec.ts checks the
+    // built server's module graph too, which catches an import through another module.
+    files: ['src/**/*.ts'],
+    ignores: [
+      'src/prisma/**',
+      'src/cli/**',
+      'src/import/**',
+      'src/deletion/**',
+      'src/workspaces/**',
+      'src/dev/**',
+      'src/**/*.spec.ts',
+    ],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                '**/prisma/prisma.service',
+                '**/prisma/prisma.module',
+                '**/generated/prisma/client',
+                '@prisma/*',
+              ],
+              message:
+                'The serving path uses the pool (src/database/database.ts), never Prisma: enumerations come from generated/prisma/enums.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // supertest's response body is `any` by design; e2e specs assert on it directly.
     files: ['test/**/*.ts', 'src/**/*.spec.ts'],
     rules: {

@@ -4,7 +4,7 @@ import { hashApiKey, isWellFormedApiKey } from '../src/auth/api-key';
 import { API_KEY_BY_HASH_SQL, type ApiKeyRow } from '../src/auth/api-keys.sql';
 import { COMPANY_PAGE_SQL } from '../src/companies/companies.sql';
 import { LEAD_PAGE_SQL } from '../src/leads/leads.sql';
-import { poolConfig } from '../src/prisma/pool-config';
+import { poolConfig } from '../src/database/pool-config';
 import { planIncludesApiAccess } from '../src/workspaces/plans';
 
 /**

@@ -10,6 +10,7 @@ import type { CompanyDto } from '../src/companies/dto/company.dto';
 import type { Prisma } from '../src/generated/prisma/client';
 import type { LeadDto } from '../src/leads/dto/lead.dto';
 import { LeadsService } from '../src/leads/leads.service';
+import { PrismaModule } from '../src/prisma/prisma.module';
 import { PrismaService } from '../src/prisma/prisma.service';
 import { startServer } from '../src/server/start-server';
 
@@ -154,7 +155,8 @@ class NaiveLeadsService {
 }
 
 async function main(): Promise<void> {
-  const module = await Test.createTestingModule({ imports: [AppModule] })
+  // The service never loads Prisma; its naive variant does, for these two services.
+  const module = await Test.createTestingModule({ imports: [AppModule, PrismaModule] })
     .overrideProvider(CompaniesService)
     .useClass(NaiveCompaniesService)
     .overrideProvider(LeadsService)

@@ -14,12 +14,12 @@ import { RedisThrottlerStorage } from './common/redis-throttler.storage';
 import { StrictValidationPipe } from './common/strict-validation.pipe';
 import { CompaniesModule } from './companies/companies.module';
 import { ConfigModule } from './config/config.module';
+import { DatabaseModule } from './database/database.module';
 import { Environment } from './config/environment';
 import { HealthModule } from './health/health.module';
 import { LeadsModule } from './leads/leads.module';
 import { LoggingModule } from './logging/logging.module';
 import { MeModule } from './me/me.module';
-import { PrismaModule } from './prisma/prisma.module';
 import { REDIS_CLIENT } from './redis/redis-client';
 import { RedisModule } from './redis/redis.module';
 
@@ -30,7 +30,7 @@ const RATE_LIMIT_WINDOW_MS = 60_000;
     ConfigModule,
     LoggingModule,
     ClockModule,
-    PrismaModule,
+    DatabaseModule,
     RedisModule,
     // One store for the per-key limit and the auth-failure limiter: Redis when configured (shared
     // by every instance, falling back to the local count while it fails), else this process's.

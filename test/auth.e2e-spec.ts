@@ -5,6 +5,7 @@ import { ApiKeysService } from '../src/auth/api-keys.service';
 import { API_KEY_RECORD_USE_SQL } from '../src/auth/api-keys.sql';
 import { createTestApp, type TestApp } from './support/app';
 import { createApiKey, createCompany, createLead, createWorkspace } from './support/factories';
+import { Database } from '../src/database/database';
 
 const ENDPOINTS = ['/v1/me', '/v1/companies', '/v1/leads'];
 
@@ -265,9 +266,10 @@ describe('lastUsedAt', () => {
     const workspace = await createWorkspace(t.prisma);
     const { id, key } = await createApiKey(t.prisma, workspace.id);
     const now = new Date(t.clock.now()).toISOString();
-    const query = t.prisma.query.bind(t.prisma);
+    const database = t.app.get(Database);
+    const query = database.query.bind(database);
     let rowsWritten = 0;
-    jest.spyOn(t.prisma, 'query').mockImplementation(async (sql, values) => {
+    jest.spyOn(database, 'query').mockImplementation(async (sql, values) => {
       const rows = await query(sql, values);
       if (sql === API_KEY_RECORD_USE_SQL) rowsWritten += rows.length;
       return rows;
@@ -291,7 +293,7 @@ describe('revoking, suspending, downgrading', () => {
     const second = await createApiKey(t.prisma, workspace.id, { name: 'BI export' });
     expect((await call('/v1/companies', `Bearer ${first.key}`)).status).toBe(200);
 
-    await t.app.get(ApiKeysService).revoke(first.id);
+    await t.prisma.apiKey.update({ where: { id: first.id }, data: { revokedAt: new Date() } });
 
     for (const path of ENDPOINTS) {
       await expectTheUnauthorizedResponse(path, `Bearer ${first.key}`);

@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import request from 'supertest';
 import type { Workspace } from '../src/generated/prisma/client';
 import { createTestApp, type TestApp } from './support/app';
 import { createCompany, createContact, createLead } from './support/factories';
@@ -390,6 +391,16 @@ describe('change feeds', () => {
           message: 'Not Found',
         });
       }
+    });
+
+    it('an id that is not valid percent-encoding: the 401 without a key, a 404 with one', async () => {
+      const { key } = await tenantWithCompany();
+      const path = '/v1/companies/%E0%A4%A';
+      const anonymous = await request(t.app.getHttpServer()).get(path);
+      expectErrorEnvelope(anonymous, { status: 401, error: 'UNAUTHORIZED', path });
+      const response = await getWithKey(t.app, path, key);
+      expectErrorEnvelope(response, { status: 404, error: 'NOT_FOUND', path });
+      expect(response.headers['x-ratelimit-remaining']).toBeDefined();
     });
 
     it('the same object as the list, and a 400 for any query parameter', async () => {

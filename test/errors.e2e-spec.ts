@@ -9,6 +9,7 @@ import { LeadsService } from '../src/leads/leads.service';
 import { createTestApp, type TestApp } from './support/app';
 import { createTestDatabase, type TestDatabase, waitForLockWaiter } from './support/database';
 import { createApiKey, createCompany, createWorkspace } from './support/factories';
+import { Database } from '../src/database/database';
 
 /**
  * A TCP relay between the application and PostgreSQL, that the test takes down and brings back:
@@ -109,7 +110,7 @@ describe('404', () => {
     ['GET', '/'],
     ['GET', '/v1'],
     ['GET', '/v1/unknown'],
-    ['GET', '/v1/companies/co_000001'],
+    ['GET', '/v1/companies/co_000001/contacts'],
     ['GET', '/v1/me/extra'],
     ['GET', '/v2/companies'],
     ['GET', '/v1/unknown?limit=0&x=%20y'],
@@ -315,9 +316,10 @@ describe('503', () => {
     // obtained from a pool with a 20 ms timeout on a locked table, so that the test need not wait
     // for the application's own 5 s timeout.
     const timedOut = await captureStatementTimeout(database.url);
-    const query = t.prisma.query.bind(t.prisma);
+    const pool = t.app.get(Database);
+    const query = pool.query.bind(pool);
     jest
-      .spyOn(t.prisma, 'query')
+      .spyOn(pool, 'query')
       .mockImplementation((sql, values) =>
         sql === COMPANY_PAGE_SQL ? Promise.reject(timedOut) : query(sql, values),
       );

@@ -1,4 +1,4 @@
-import type { Plan } from '../generated/prisma/client';
+import type { Plan } from '../generated/prisma/enums';
 
 /**
  * A key and its workspace, found by the key's hash through the unique index: one round trip per

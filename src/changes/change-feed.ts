@@ -1,6 +1,6 @@
 import { GoneException } from '@nestjs/common';
 import type { JsonText } from '../common/json-text';
-import type { PrismaService } from '../prisma/prisma.service';
+import type { Queryable } from '../database/database';
 import type { ChangeCursors } from './change-cursor';
 import type { Feed } from './change-feed-sql';
 import type { ChangesQueryDto } from './changes-query.dto';
@@ -25,7 +25,7 @@ export const CURSOR_EXPIRED = 'cursor has expired: start again without a cursor'
 
 /** Runs a feed's statement (change-feed-sql.ts) and adds the signed cursor to its JSON. */
 export async function changeFeedPage<T>(
-  database: PrismaService,
+  database: Queryable,
   cursors: ChangeCursors,
   sql: string,
   feed: Feed,
@@ -51,7 +51,7 @@ export async function changeFeedPage<T>(
 
 /** Runs a single-item statement (item-sql.ts): the item's JSON, or null when not in the workspace. */
 export async function itemById<T>(
-  database: PrismaService,
+  database: Queryable,
   sql: string,
   workspaceId: string,
   id: string,

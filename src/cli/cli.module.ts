@@ -1,7 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { AuthModule } from '../auth/auth.module';
 import { ClockModule } from '../common/clock';
 import { ConfigModule } from '../config/config.module';
+import { DatabaseModule } from '../database/database.module';
 import { DeletionModule } from '../deletion/deletion.module';
 import { ImportModule } from '../import/import.module';
 import { PrismaModule } from '../prisma/prisma.module';
@@ -29,8 +29,8 @@ export class CliModule {
       imports: [
         ConfigModule,
         ClockModule,
+        DatabaseModule,
         PrismaModule,
-        AuthModule,
         WorkspacesModule,
         ImportModule,
         DeletionModule,

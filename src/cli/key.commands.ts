@@ -1,5 +1,5 @@
 import { Command, Option, SubCommand } from 'nest-commander';
-import { ApiKeysService } from '../auth/api-keys.service';
+import { ApiKeyAdminService } from '../workspaces/api-key-admin.service';
 import { AdminCommand, CommandGroup, type JsonFlag } from './admin-command';
 import { CliOutput, formatDate, table } from './cli-output';
 import * as flags from './flags';
@@ -7,7 +7,7 @@ import * as flags from './flags';
 @SubCommand({ name: 'create', description: 'create an API key; its value is shown this once' })
 export class KeyCreateCommand extends AdminCommand {
   constructor(
-    private readonly keys: ApiKeysService,
+    private readonly keys: ApiKeyAdminService,
     output: CliOutput,
   ) {
     super(output);
@@ -39,7 +39,7 @@ export class KeyCreateCommand extends AdminCommand {
 @SubCommand({ name: 'list', description: 'list the keys of a workspace (never their value)' })
 export class KeyListCommand extends AdminCommand {
   constructor(
-    private readonly keys: ApiKeysService,
+    private readonly keys: ApiKeyAdminService,
     output: CliOutput,
   ) {
     super(output);
@@ -81,7 +81,7 @@ export class KeyListCommand extends AdminCommand {
 @SubCommand({ name: 'revoke', description: 'revoke a key; refused from the next request on' })
 export class KeyRevokeCommand extends AdminCommand {
   constructor(
-    private readonly keys: ApiKeysService,
+    private readonly keys: ApiKeyAdminService,
     output: CliOutput,
   ) {
     super(output);

@@ -1,15 +1,15 @@
-import type { PrismaService } from '../prisma/prisma.service';
+import type { Queryable } from '../database/database';
 import type { JsonText } from './json-text';
 import type { ListQueryDto } from './list-query.dto';
 
 /** Runs a list's statement (list-page-sql.ts): the response body as PostgreSQL wrote it. */
 export async function listPage<T>(
-  prisma: PrismaService,
+  database: Queryable,
   sql: string,
   workspaceId: string,
   { since, limit, offset }: ListQueryDto,
 ): Promise<JsonText<T>> {
-  const [row] = await prisma.query<{ body: string }>(sql, [
+  const [row] = await database.query<{ body: string }>(sql, [
     workspaceId,
     since ?? null,
     limit,

@@ -6,7 +6,7 @@ import type { JsonText } from '../common/json-text';
 import type { ListQueryDto } from '../common/list-query.dto';
 import { listPage } from '../common/list-page';
 import type { Page } from '../common/page';
-import { PrismaService } from '../prisma/prisma.service';
+import { Database } from '../database/database';
 import { COMPANY_CHANGES_SQL, COMPANY_PAGE_SQL, COMPANY_SQL } from './companies.sql';
 import type { ItemDeletedDto } from '../changes/dto/change.dto';
 import type { CompanyUpsertedDto } from './dto/company-change-page.dto';
@@ -15,18 +15,18 @@ import type { CompanyDto } from './dto/company.dto';
 @Injectable()
 export class CompaniesService {
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly database: Database,
     private readonly cursors: ChangeCursors,
   ) {}
 
   /** A page of the workspace's companies, hottest first, ties by id so that paging is stable. */
   list(workspaceId: string, query: ListQueryDto): Promise<JsonText<Page<CompanyDto>>> {
-    return listPage(this.prisma, COMPANY_PAGE_SQL, workspaceId, query);
+    return listPage(this.database, COMPANY_PAGE_SQL, workspaceId, query);
   }
 
   /** One company of the workspace; 404 when the id is not one of its companies, whether or not it exists. */
   async get(workspaceId: string, id: string): Promise<JsonText<CompanyDto>> {
-    const body = await itemById<CompanyDto>(this.prisma, COMPANY_SQL, workspaceId, id);
+    const body = await itemById<CompanyDto>(this.database, COMPANY_SQL, workspaceId, id);
     if (body === null) throw new NotFoundException();
     return body;
   }
@@ -37,7 +37,7 @@ export class CompaniesService {
     query: ChangesQueryDto,
   ): Promise<JsonText<ChangePage<CompanyUpsertedDto | ItemDeletedDto>>> {
     return changeFeedPage(
-      this.prisma,
+      this.database,
       this.cursors,
       COMPANY_CHANGES_SQL,
       'companies',

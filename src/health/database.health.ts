@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
-import { PrismaService } from '../prisma/prisma.service';
+import { Database } from '../database/database';
 import { pingCheck } from './ping-check';
 
 const TIMEOUT_MS = 2_000;
@@ -9,11 +9,11 @@ const TIMEOUT_MS = 2_000;
 @Injectable()
 export class DatabaseHealthIndicator {
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly database: Database,
     private readonly health: HealthIndicatorService,
   ) {}
 
   pingCheck<Key extends string>(key: Key) {
-    return pingCheck(this.health, key, () => this.prisma.query('SELECT 1', []), TIMEOUT_MS);
+    return pingCheck(this.health, key, () => this.database.query('SELECT 1', []), TIMEOUT_MS);
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ApiKeysService } from '../auth/api-keys.service';
+import { ApiKeyAdminService } from '../workspaces/api-key-admin.service';
 import { Clock } from '../common/clock';
 import { type WorkspaceView, WorkspacesService } from '../workspaces/workspaces.service';
 import { buildDemoData } from './demo-data';
@@ -29,7 +29,7 @@ export class DemoSeedService {
   constructor(
     private readonly workspaces: WorkspacesService,
     private readonly importer: ImportService,
-    private readonly keys: ApiKeysService,
+    private readonly keys: ApiKeyAdminService,
     private readonly clock: Clock,
   ) {}
 

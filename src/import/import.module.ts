@@ -1,12 +1,11 @@
 import { Module } from '@nestjs/common';
-import { AuthModule } from '../auth/auth.module';
 import { WorkspacesModule } from '../workspaces/workspaces.module';
 import { DemoSeedService } from './demo-seed.service';
 import { ImportService } from './import.service';
 
 /** Loading data into a workspace: import files and the demo data set. */
 @Module({
-  imports: [AuthModule, WorkspacesModule],
+  imports: [WorkspacesModule],
   providers: [ImportService, DemoSeedService],
   exports: [ImportService, DemoSeedService],
 })

@@ -6,7 +6,7 @@ import type { JsonText } from '../common/json-text';
 import type { ListQueryDto } from '../common/list-query.dto';
 import { listPage } from '../common/list-page';
 import type { Page } from '../common/page';
-import { PrismaService } from '../prisma/prisma.service';
+import { Database } from '../database/database';
 import type { ItemDeletedDto } from '../changes/dto/change.dto';
 import type { LeadUpsertedDto } from './dto/lead-change-page.dto';
 import type { LeadDto } from './dto/lead.dto';
@@ -15,18 +15,18 @@ import { LEAD_CHANGES_SQL, LEAD_PAGE_SQL, LEAD_SQL } from './leads.sql';
 @Injectable()
 export class LeadsService {
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly database: Database,
     private readonly cursors: ChangeCursors,
   ) {}
 
   /** A page of the workspace's leads, hottest first, ties by id so that paging is stable. */
   list(workspaceId: string, query: ListQueryDto): Promise<JsonText<Page<LeadDto>>> {
-    return listPage(this.prisma, LEAD_PAGE_SQL, workspaceId, query);
+    return listPage(this.database, LEAD_PAGE_SQL, workspaceId, query);
   }
 
   /** One lead of the workspace; 404 when the id is not one of its leads, whether or not it exists. */
   async get(workspaceId: string, id: string): Promise<JsonText<LeadDto>> {
-    const body = await itemById<LeadDto>(this.prisma, LEAD_SQL, workspaceId, id);
+    const body = await itemById<LeadDto>(this.database, LEAD_SQL, workspaceId, id);
     if (body === null) throw new NotFoundException();
     return body;
   }
@@ -36,6 +36,13 @@ export class LeadsService {
     workspaceId: string,
     query: ChangesQueryDto,
   ): Promise<JsonText<ChangePage<LeadUpsertedDto | ItemDeletedDto>>> {
-    return changeFeedPage(this.prisma, this.cursors, LEAD_CHANGES_SQL, 'leads', workspaceId, query);
+    return changeFeedPage(
+      this.database,
+      this.cursors,
+      LEAD_CHANGES_SQL,
+      'leads',
+      workspaceId,
+      query,
+    );
   }
 }

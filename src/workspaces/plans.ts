@@ -1,4 +1,4 @@
-import type { Plan } from '../generated/prisma/client';
+import type { Plan } from '../generated/prisma/enums';
 
 /** The one place that says which plans include API access. */
 export function planIncludesApiAccess(plan: Plan): boolean {

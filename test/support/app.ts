@@ -4,6 +4,8 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from '../../src/app.module';
 import { APP_OPTIONS, configureApp } from '../../src/app.setup';
 import { Clock } from '../../src/common/clock';
+import type { Environment } from '../../src/config/environment';
+import { Database } from '../../src/database/database';
 import { buildOpenApiDocument } from '../../src/openapi/openapi';
 import { PrismaService } from '../../src/prisma/prisma.service';
 import { createTestDatabase, type TestDatabase } from './database';
@@ -60,7 +62,9 @@ export async function createTestApp(
     // against the published OpenAPI document (a mismatch fails the test: contract-check.ts).
     installContractCheck(app, buildOpenApiDocument(app));
     await app.init();
-    const prisma = app.get(PrismaService);
+    // The tests' own writes go through Prisma on a pool of their own: the server has no Prisma.
+    const testDatabase = new Database({ DATABASE_URL: process.env.DATABASE_URL } as Environment);
+    const prisma = new PrismaService(testDatabase);
     return {
       app,
       prisma,
@@ -68,6 +72,8 @@ export async function createTestApp(
       database,
       close: async () => {
         await app.close();
+        await prisma.$disconnect();
+        await testDatabase.onModuleDestroy();
         if (!options.database) await database.drop();
       },
     };
