@@ -1,9 +1,20 @@
+/*
+ * Three tiers, one `npm test` for all of them:
+ * - unit: specs beside the code (and the client's unit specs), no database, no build, no setup:
+ *   `npm run test:unit`, in seconds;
+ * - e2e: test/*.e2e-spec.ts on a real PostgreSQL (global-setup migrates a template that each file
+ *   clones) and Redis, every response checked against the OpenAPI document: `npm run test:e2e`;
+ * - built: the e2e specs that start the built server (`node dist/main.js`) or read its module
+ *   graph, after a build: `npm run test:built`.
+ */
+
+const BUILT_SERVER_SPECS = ['logging', 'shutdown', 'serving-boundary'];
+const built = `<rootDir>/test/(${BUILT_SERVER_SPECS.join('|')})\\.e2e-spec\\.ts$`;
+
 /** @type {import('jest').Config} */
-module.exports = {
+const common = {
   moduleFileExtensions: ['js', 'json', 'ts'],
   rootDir: '.',
-  roots: ['<rootDir>/src', '<rootDir>/test'],
-  testRegex: '.*\\.(spec|e2e-spec)\\.ts$',
   transform: {
     // CommonJS for jest's module system: the generated Prisma client loads its query compiler with
     // import(), which jest runs only as require() (the build keeps Node's native import()).
@@ -12,10 +23,37 @@ module.exports = {
   // The generated Prisma client imports its siblings as './x.js', as Node wants; jest resolves .ts.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testEnvironment: 'node',
+  testTimeout: 30000,
+  setupFiles: ['<rootDir>/test/setup-env.ts'],
+};
+
+/** @type {import('jest').Config} */
+const withServices = {
+  ...common,
   globalSetup: '<rootDir>/test/global-setup.ts',
   globalTeardown: '<rootDir>/test/global-teardown.ts',
-  setupFiles: ['<rootDir>/test/setup-env.ts'],
   // Fails a test that received a response breaking the OpenAPI document (see test/support).
   setupFilesAfterEnv: ['<rootDir>/test/support/contract-check.ts'],
-  testTimeout: 30000,
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/*.spec.ts'],
+    },
+    {
+      ...withServices,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      testPathIgnorePatterns: ['/node_modules/', built],
+    },
+    {
+      ...withServices,
+      displayName: 'built',
+      testMatch: [`<rootDir>/test/(${BUILT_SERVER_SPECS.join('|')}).e2e-spec.ts`],
+    },
+  ],
 };

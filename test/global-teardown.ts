@@ -14,5 +14,8 @@ export default async function globalTeardown(): Promise<void> {
       }
     });
   }
+  // Once per run, as the setup (each project that ran calls it).
+  delete process.env.TEST_TEMPLATE_DATABASE;
   await globalThis.embeddedTestDatabase?.stop();
+  globalThis.embeddedTestDatabase = undefined;
 }

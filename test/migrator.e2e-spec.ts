@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { createTestDatabase, type TestDatabase } from '../../test/support/database';
-import { applyMigrations } from './migrator';
+import { createTestDatabase, type TestDatabase } from './support/database';
+import { applyMigrations } from '../src/database/migrator';
 
 const FIRST = '20260101000000_first';
 const SECOND = '20260102000000_second';
@@ -269,7 +269,7 @@ describe('applyMigrations', () => {
   });
 
   it("applies the project's own migrations to an empty database", async () => {
-    const projectDir = join(__dirname, '..', '..', 'prisma', 'migrations');
+    const projectDir = join(__dirname, '..', 'prisma', 'migrations');
     const folders = readdirSync(projectDir, { withFileTypes: true })
       .filter((entry) => entry.isDirectory())
       .map((entry) => entry.name)
