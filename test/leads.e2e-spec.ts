@@ -1,6 +1,9 @@
 import type { Workspace } from '../src/generated/prisma/client';
 import { createTestApp, type TestApp } from './support/app';
-import { itOrdersAndPagesLikeTheContract } from './support/list-order';
+import {
+  itFiltersSinceLikeTheContract,
+  itOrdersAndPagesLikeTheContract,
+} from './support/list-order';
 import { createCompany, createLead, createWorkspace } from './support/factories';
 import { createTenant, getWithKey } from './support/http';
 
@@ -34,9 +37,6 @@ describe('GET /v1/leads', () => {
       });
     }
   }
-
-  const suffixes = (workspace: Workspace, data: { id: string }[]) =>
-    data.map(({ id }) => id.slice(workspace.id.length + 1));
 
   describe('a lead', () => {
     it('has every field of the contract, with its type, and nothing else', async () => {
@@ -181,61 +181,6 @@ describe('GET /v1/leads', () => {
   });
 
   describe('since, on createdAt', () => {
-    let tenant: { workspace: Workspace; key: string };
-
-    beforeAll(async () => {
-      tenant = await createTenant(t.prisma);
-      await seed(tenant.workspace, [
-        ['dayBefore', 10, '2026-02-19T23:59:59.999Z'],
-        ['after', 20, '2026-02-20T17:30:00.001Z'],
-        ['dayStart', 30, '2026-02-20T00:00:00.000Z'],
-        ['at', 40, '2026-02-20T17:30:00.000Z'],
-        ['before', 50, '2026-02-20T17:29:59.999Z'],
-      ]);
-    });
-
-    it.each([
-      ['absent', '', ['before', 'at', 'dayStart', 'after', 'dayBefore']],
-      ['exactly at an item (inclusive)', '2026-02-20T17:30:00.000Z', ['at', 'after']],
-      ['one ms before an item', '2026-02-20T17:29:59.999Z', ['before', 'at', 'after']],
-      ['without milliseconds', '2026-02-20T17:30:00Z', ['at', 'after']],
-      ['without an offset: read as UTC', '2026-02-20T17:30:00', ['at', 'after']],
-      ['with ms and no offset: read as UTC', '2026-02-20T17:30:00.000', ['at', 'after']],
-      ['with offset +02:00 (sent as %2B)', '2026-02-20T19:30:00.000%2B02:00', ['at', 'after']],
-      ['with offset -05:00', '2026-02-20T12:30:00-05:00', ['at', 'after']],
-      ['one ms after an item (exclusive)', '2026-02-20T17:30:00.001Z', ['after']],
-      ['a date: midnight UTC', '2026-02-20', ['before', 'at', 'dayStart', 'after']],
-      ['after every item', '2026-02-21', []],
-      ['in year 10000 once in UTC', '9999-12-31T23:59:59-01:00', []],
-      ['in year 0001', '0001-01-01', ['before', 'at', 'dayStart', 'after', 'dayBefore']],
-      // ISO 8601 dates all the same, before the first year PostgreSQL stores (1 AD).
-      ['in year 0000', '0000-01-01', ['before', 'at', 'dayStart', 'after', 'dayBefore']],
-      [
-        'in year 0000 once in UTC',
-        '0001-01-01T00:00:00%2B01:00',
-        ['before', 'at', 'dayStart', 'after', 'dayBefore'],
-      ],
-    ])('since %s', async (_case, since, expected) => {
-      const response = await list(tenant.key, since ? `?since=${since}` : '');
-
-      expect(response.status).toBe(200);
-      expect(response.body.total).toBe(expected.length);
-      expect(suffixes(tenant.workspace, response.body.data)).toStrictEqual(expected);
-    });
-
-    it('counts in total every match across pages, not the page', async () => {
-      const response = await list(tenant.key, '?since=2026-02-20&limit=1&offset=1');
-
-      expect(response.status).toBe(200);
-      expect(response.body).toMatchObject({ total: 4, limit: 1, offset: 1 });
-      expect(suffixes(tenant.workspace, response.body.data)).toStrictEqual(['at']);
-    });
-
-    it('gives 200, no data and the true total for an offset past the end of the matches', async () => {
-      const response = await list(tenant.key, '?since=2026-02-20T17:30:00Z&offset=2');
-
-      expect(response.status).toBe(200);
-      expect(response.body).toStrictEqual({ total: 2, limit: 50, offset: 2, data: [] });
-    });
+    itFiltersSinceLikeTheContract({ path: '/v1/leads', noun: 'lead', app: () => t, seed });
   });
 });
