@@ -4,8 +4,8 @@ import { createTestDatabase } from './support/database';
 import { createApiKey, createWorkspace } from './support/factories';
 import { getWithKey, ISO_UTC_MILLIS } from './support/http';
 
-// The operator's admin tool (admin.md), run in-process against the test app's database: what it
-// prints, what it writes, and what the API then does with the keys it issues.
+// The operator's admin tool (README, "The admin tool"), run in-process against the test app's
+// database: what it prints, what it writes, and what the API then does with the keys it issues.
 const admin = runAdminCommand;
 
 /** A refusal: non-zero, nothing on stdout, one line on stderr. */

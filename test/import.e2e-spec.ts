@@ -14,8 +14,8 @@ import {
 } from './support/factories';
 import { getWithKey, pageThrough } from './support/http';
 
-// `import` and `seed --demo` of the admin tool (admin.md): what goes in comes back out of the API
-// unchanged, and a file with any bad record writes nothing.
+// `import` and `seed --demo` of the admin tool (README, "Importing data"): what goes in comes back
+// out of the API unchanged, and a file with any bad record writes nothing.
 
 let sequence = 0;
 const next = () => String(++sequence).padStart(4, '0');

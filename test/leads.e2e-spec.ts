@@ -8,7 +8,7 @@ import { createCompany, createLead, createWorkspace } from './support/factories'
 import { createTenant, getWithKey } from './support/http';
 
 // GET /v1/leads: the lead fields and the list contract (order, paging, `since` on createdAt,
-// envelope), the same as companies per decisions.md. Parameter validation in detail:
+// envelope), the same as companies (docs/api.md). Parameter validation in detail:
 // query-validation.e2e-spec.ts.
 describe('GET /v1/leads', () => {
   let t: TestApp;

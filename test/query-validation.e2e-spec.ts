@@ -9,9 +9,9 @@ import {
   getWithKey,
 } from './support/http';
 
-// The query parameters of both lists (decisions.md, "Query-parameter validation"): every refusal is
-// a 400 envelope whose `message` has one entry per parameter at fault, each naming it, and whose
-// `path` is the request path with its query string exactly as sent.
+// The query parameters of both lists (docs/api.md, "Query parameters of the lists"): every
+// refusal is a 400 envelope whose `message` has one entry per parameter at fault, each naming it,
+// and whose `path` is the request path with its query string exactly as sent.
 const LISTS = ['/v1/companies', '/v1/leads'] as const;
 
 /** The parameters a message entry names, as whole words. */

@@ -2,8 +2,8 @@ import request, { type Response, type Test } from 'supertest';
 import { createTestApp, type TestApp } from './support/app';
 import { createTenant, expectErrorEnvelope } from './support/http';
 
-// The headers of every response, whatever its status (decisions.md, "Headers on every response"),
-// and the 404 of unknown paths and methods ("Other statuses").
+// The headers of every response, whatever its status (docs/api.md, "Requests and response
+// headers"), and the 404 of unknown paths and methods ("Errors").
 describe('response headers', () => {
   let t: TestApp;
   // A fresh key per test (its own rate-limit budget), and one whose budget is spent.

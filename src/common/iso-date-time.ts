@@ -1,5 +1,5 @@
 // ISO 8601 extended format, calendar dates: a date, or a date-time with optional seconds,
-// fraction and offset. A date-time without an offset is read as UTC (decisions.md).
+// fraction and offset. A date-time without an offset is read as UTC (docs/api.md, `since`).
 const ISO_8601 =
   /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 

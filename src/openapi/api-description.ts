@@ -1,5 +1,5 @@
 // The prose of the published contract (Markdown, shown at the top of /docs): what the schemas and
-// responses cannot say by themselves, from public-read-api.md and decisions.md.
+// responses cannot say by themselves, from the contract (docs/api.md).
 
 export const API_DESCRIPTION = `
 Read-only HTTP/JSON API over the companies identified as visitors of a customer's website, their

@@ -1,7 +1,7 @@
 import { crc32 } from 'node:zlib';
 
 /*
- * The key format of decisions.md written again from the contract, not imported from src: `st_`,
+ * The key format of docs/api.md written again from the contract, not imported from src: `st_`,
  * base62 randomness, then a 6-character base62 CRC32 of everything before it. Anyone can compute
  * it (secret scanners do), so tests use it to forge well-formed keys that do not exist.
  */

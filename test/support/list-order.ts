@@ -20,7 +20,7 @@ export interface OrderedList {
 }
 
 /**
- * Order, paging, defaults and bounds: decisions.md states them once for both lists, so both
+ * Order, paging, defaults and bounds: docs/api.md states them once for both lists, so both
  * spec files run these same tests (inside their own describe).
  */
 export function itOrdersAndPagesLikeTheContract({ path, noun, app, seed }: OrderedList): void {
