@@ -14,9 +14,10 @@ import {
 import type { LeadDto } from '../leads/dto/lead.dto';
 
 /**
- * The import format (admin.md): `{"companies": [...], "leads": [...]}`, each element exactly an
- * object of the API. This file checks the shape of every record, without the database; what needs
- * the database (ids of other workspaces, a lead's company) is checked by ImportService.
+ * The import format (README, "Importing data"): `{"companies": [...], "leads": [...]}`, each
+ * element exactly an object of the API. This file checks the shape of every record, without the
+ * database; what needs the database (ids of other workspaces, a lead's company) is checked by
+ * ImportService.
  */
 export interface ImportFile {
   companies?: CompanyDto[];
@@ -313,7 +314,7 @@ class FieldChecker {
     return this.fail(field, `${field} must be a non-empty string`, '');
   }
 
-  /** Present, and null when unknown: never omitted (decisions.md). */
+  /** Present, and null when unknown: never omitted (docs/api.md, "Data conventions"). */
   nullableText(field: string): string | null {
     if (this.invalid.has(field)) return null;
     if (!(field in this.record)) {
