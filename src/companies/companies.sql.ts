@@ -1,20 +1,19 @@
 import { changeFeedSql } from '../changes/change-feed-sql';
 import { itemSql } from '../common/item-sql';
-import { isoDateTime, listPageSql, type ItemSelect } from '../common/list-page-sql';
+import { selectList } from '../common/fields';
+import { listPageSql, type ItemSelect } from '../common/list-page-sql';
+import { COMPANY_FIELDS, CONTACT_FIELDS } from './company.fields';
 
 /** One company as the API shows it, contacts included: lists, feed and single reads alike. */
 const COMPANY: ItemSelect = {
   table: 'companies',
-  item: `row.id, row.name, row.domain, row.industry, row.size, row.country, row.city, row.revenue,
-    row.siren, row.intent_score AS "intentScore", row.intent_level AS "intentLevel",
-    row.icp_score AS "icpScore", row.commercial_score AS "commercialScore",
-    row.crm_status AS "crmStatus", row.visits_count AS "visitsCount",
-    ${isoDateTime('row.first_seen')} AS "firstSeen", ${isoDateTime('row.last_seen')} AS "lastSeen",
+  item: `${selectList(COMPANY_FIELDS, 'row')},
     coalesce(
       (SELECT array_to_json(array_agg(contact ORDER BY contact.seniority, contact.name, contact.id))
-        FROM (SELECT id, name, job_title AS "jobTitle", email, phone, linkedin, seniority
-          FROM contacts
-          WHERE company_id = row.id AND workspace_id = row.workspace_id) contact),
+        FROM (SELECT ${selectList(CONTACT_FIELDS, 'contact_row')}
+          FROM contacts contact_row
+          WHERE contact_row.company_id = row.id AND contact_row.workspace_id = row.workspace_id
+        ) contact),
       '[]'
     ) AS contacts`,
 };

@@ -1,17 +1,10 @@
 import { BadRequestException } from '@nestjs/common';
 import { parseIsoDateTime } from '../common/iso-date-time';
-import type { CompanyDto, ContactDto } from '../companies/dto/company.dto';
-import {
-  CrmStatus,
-  IntentLevel,
-  LeadStatus,
-  Seniority,
-  type CrmStatus as CrmStatusValue,
-  type IntentLevel as IntentLevelValue,
-  type LeadStatus as LeadStatusValue,
-  type Seniority as SeniorityValue,
-} from '../generated/prisma/enums';
+import type { Field, FieldValues } from '../common/fields';
+import { COMPANY_FIELDS, CONTACT_FIELDS } from '../companies/company.fields';
+import type { CompanyDto } from '../companies/dto/company.dto';
 import type { LeadDto } from '../leads/dto/lead.dto';
+import { LEAD_FIELDS } from '../leads/lead.fields';
 
 /**
  * The import format (README, "Importing data"): `{"companies": [...], "leads": [...]}`, each
@@ -24,17 +17,14 @@ export interface ImportFile {
   leads?: LeadDto[];
 }
 
+/** A contact ready to write: the API's fields. */
+export type ContactRecord = FieldValues<typeof CONTACT_FIELDS>;
+
 /** A company ready to write: the API's fields with its dates parsed. */
-export interface CompanyRecord extends Omit<CompanyDto, 'firstSeen' | 'lastSeen' | 'contacts'> {
-  firstSeen: Date;
-  lastSeen: Date;
-  contacts: ContactDto[];
-}
+export type CompanyRecord = FieldValues<typeof COMPANY_FIELDS> & { contacts: ContactRecord[] };
 
 /** A lead ready to write; `companyName` is checked, not stored (it is read from the company). */
-export interface LeadRecord extends Omit<LeadDto, 'createdAt'> {
-  createdAt: Date;
-}
+export type LeadRecord = FieldValues<typeof LEAD_FIELDS>;
 
 /** One element of the file: where it is, its id if it has a usable one, and what is wrong. */
 export interface Entry<T> {
@@ -48,7 +38,7 @@ export interface Entry<T> {
 export interface CompanyEntry extends Entry<CompanyRecord> {
   /** The name as given, if it is a string: a lead's companyName is compared with it. */
   name: string | null;
-  contacts: Entry<ContactDto>[];
+  contacts: Entry<ContactRecord>[];
 }
 
 export interface LeadEntry extends Entry<LeadRecord> {
@@ -61,55 +51,8 @@ export interface CheckedFile {
   leads: LeadEntry[];
 }
 
-const COMPANY_FIELDS = [
-  'id',
-  'name',
-  'domain',
-  'industry',
-  'size',
-  'country',
-  'city',
-  'revenue',
-  'siren',
-  'intentScore',
-  'intentLevel',
-  'icpScore',
-  'commercialScore',
-  'crmStatus',
-  'visitsCount',
-  'firstSeen',
-  'lastSeen',
-  'contacts',
-] as const satisfies readonly (keyof CompanyDto)[];
-
-const CONTACT_FIELDS = [
-  'id',
-  'name',
-  'jobTitle',
-  'email',
-  'phone',
-  'linkedin',
-  'seniority',
-] as const satisfies readonly (keyof ContactDto)[];
-
-const LEAD_FIELDS = [
-  'id',
-  'companyId',
-  'companyName',
-  'contactName',
-  'contactTitle',
-  'intentScore',
-  'intentLevel',
-  'signal',
-  'recommendedAction',
-  'status',
-  'createdAt',
-  'contactEmail',
-  'assignedToId',
-] as const satisfies readonly (keyof LeadDto)[];
-
 const TOP_LEVEL_FIELDS = ['companies', 'leads'];
-// visits_count is a PostgreSQL INTEGER.
+// A count is a PostgreSQL INTEGER.
 const MAX_INT4 = 2_147_483_647;
 // What PostgreSQL stores and JavaScript prints as a four-digit year: PostgreSQL has no year 0000.
 const MIN_INSTANT = Date.parse('0001-01-01T00:00:00.000Z');
@@ -167,28 +110,8 @@ function arrayField(input: Record<string, unknown>, field: string): unknown[] {
 }
 
 function checkCompany(raw: unknown, location: string): CompanyEntry {
-  const fields = new FieldChecker(raw, COMPANY_FIELDS);
-  const id = fields.id();
-  const name = fields.text('name');
-  const company = {
-    id,
-    name,
-    domain: fields.text('domain'),
-    industry: fields.text('industry'),
-    size: fields.text('size'),
-    country: fields.text('country'),
-    city: fields.text('city'),
-    revenue: fields.text('revenue'),
-    siren: fields.nullableText('siren'),
-    intentScore: fields.score('intentScore'),
-    intentLevel: fields.oneOf<IntentLevelValue>('intentLevel', IntentLevel),
-    icpScore: fields.score('icpScore'),
-    commercialScore: fields.score('commercialScore'),
-    crmStatus: fields.oneOf<CrmStatusValue>('crmStatus', CrmStatus),
-    visitsCount: fields.integer('visitsCount', 0, MAX_INT4),
-    firstSeen: fields.dateTime('firstSeen'),
-    lastSeen: fields.dateTime('lastSeen'),
-  };
+  const fields = new FieldChecker(raw, [...Object.keys(COMPANY_FIELDS), 'contacts']);
+  const company = fields.read(COMPANY_FIELDS);
   if (
     fields.isValid('firstSeen') &&
     fields.isValid('lastSeen') &&
@@ -202,42 +125,19 @@ function checkCompany(raw: unknown, location: string): CompanyEntry {
   const written = contacts.flatMap((contact) => (contact.value ? [contact.value] : []));
   return {
     ...entry(location, fields, { ...company, contacts: written }),
-    name: fields.isValid('name') ? name : null,
+    name: fields.isValid('name') ? company.name : null,
     contacts,
   };
 }
 
-function checkContact(raw: unknown, location: string): Entry<ContactDto> {
-  const fields = new FieldChecker(raw, CONTACT_FIELDS);
-  const contact: ContactDto = {
-    id: fields.id(),
-    name: fields.text('name'),
-    jobTitle: fields.text('jobTitle'),
-    email: fields.nullableText('email'),
-    phone: fields.nullableText('phone'),
-    linkedin: fields.nullableText('linkedin'),
-    seniority: fields.oneOf<SeniorityValue>('seniority', Seniority),
-  };
-  return entry(location, fields, contact);
+function checkContact(raw: unknown, location: string): Entry<ContactRecord> {
+  const fields = new FieldChecker(raw, Object.keys(CONTACT_FIELDS));
+  return entry(location, fields, fields.read(CONTACT_FIELDS));
 }
 
 function checkLead(raw: unknown, location: string): LeadEntry {
-  const fields = new FieldChecker(raw, LEAD_FIELDS);
-  const lead: LeadRecord = {
-    id: fields.id(),
-    companyId: fields.text('companyId'),
-    companyName: fields.text('companyName'),
-    contactName: fields.text('contactName'),
-    contactTitle: fields.text('contactTitle'),
-    intentScore: fields.score('intentScore'),
-    intentLevel: fields.oneOf<IntentLevelValue>('intentLevel', IntentLevel),
-    signal: fields.text('signal'),
-    recommendedAction: fields.text('recommendedAction'),
-    status: fields.oneOf<LeadStatusValue>('status', LeadStatus),
-    createdAt: fields.dateTime('createdAt'),
-    contactEmail: fields.nullableText('contactEmail'),
-    assignedToId: fields.nullableText('assignedToId'),
-  };
+  const fields = new FieldChecker(raw, Object.keys(LEAD_FIELDS));
+  const lead = fields.read(LEAD_FIELDS);
   return {
     ...entry(location, fields, lead),
     companyId: fields.isValid('companyId') ? lead.companyId : null,
@@ -299,12 +199,32 @@ class FieldChecker {
     return !this.invalid.has(field);
   }
 
-  problem(message: string): void {
-    this.problems.push(message);
+  /** Every field of an item's field map, each checked by its kind (common/fields.ts). */
+  read<M extends Record<string, Field>>(map: M): FieldValues<M> {
+    const values: Record<string, unknown> = {};
+    for (const [name, field] of Object.entries(map)) values[name] = this.field(name, field);
+    return values as FieldValues<M>;
   }
 
-  id(): string {
-    return this.text('id');
+  private field(name: string, field: Field): unknown {
+    switch (field.kind) {
+      case 'text':
+        return this.text(name);
+      case 'nullableText':
+        return this.nullableText(name);
+      case 'score':
+        return this.score(name);
+      case 'count':
+        return this.integer(name, 0, MAX_INT4);
+      case 'dateTime':
+        return this.dateTime(name);
+      case 'enum':
+        return this.oneOf(name, field.values);
+    }
+  }
+
+  problem(message: string): void {
+    this.problems.push(message);
   }
 
   text(field: string): string {
@@ -341,8 +261,7 @@ class FieldChecker {
     return this.fail(field, `${field} must be an integer between ${min} and ${max}`, 0);
   }
 
-  oneOf<T extends string>(field: string, values: Record<string, T>): T {
-    const allowed = Object.values(values);
+  oneOf<T extends string>(field: string, allowed: readonly T[]): T {
     const value = this.present(field);
     if (value === undefined) return allowed[0];
     if (allowed.includes(value as T)) return value as T;

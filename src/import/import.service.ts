@@ -1,10 +1,14 @@
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
 import { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../prisma/prisma.service';
+import { type Field, storedColumns } from '../common/fields';
+import { COMPANY_FIELDS, CONTACT_FIELDS } from '../companies/company.fields';
+import { LEAD_FIELDS } from '../leads/lead.fields';
 import {
   type CheckedFile,
   checkImportFile,
   type CompanyRecord,
+  type ContactRecord,
   describeProblems,
   type LeadRecord,
 } from './import-file';
@@ -135,51 +139,67 @@ async function checkAgainstDatabase(
 }
 
 /*
- * The writes: one INSERT ... SELECT FROM unnest(...) per batch, arrays bound as parameters.
+ * The writes: one INSERT ... SELECT FROM unnest(...) per batch, arrays bound as parameters, the
+ * columns and their types taken from the item's field map (common/fields.ts).
  * Dates are bound as Date objects, not as ISO strings: the driver adapter then converts them
  * exactly as it does every other date Prisma writes and reads, so that they come back unchanged.
  * `ON CONFLICT ... WHERE` never takes over a row of another workspace: such an id was refused
  * above, and if one appeared since, the row count below no longer matches and everything rolls back.
+ * An upsert that rewrites identical values changes nothing the change feeds see.
  */
-async function upsertCompanies(
+interface Column<Row> {
+  column: string;
+  arrayType: string;
+  cast: string;
+  value: (row: Row) => unknown;
+}
+
+function columnsOf<Row extends object>(fields: Record<string, Field>): Column<Row>[] {
+  return storedColumns(fields).map(({ name, ...column }) => ({
+    ...column,
+    value: (row: Row) => (row as Record<string, unknown>)[name],
+  }));
+}
+
+async function upsert<Row extends object>(
+  tx: Transaction,
+  table: 'companies' | 'contacts' | 'leads',
+  columns: Column<Row>[],
+  workspaceId: string,
+  rows: Row[],
+): Promise<void> {
+  const names = columns.map(({ column }) => column);
+  const written = await tx.$executeRawUnsafe(
+    `INSERT INTO ${table} (workspace_id, ${names.join(', ')})
+    SELECT $1, ${columns.map(({ column, cast }) => `${column}${cast}`).join(', ')}
+    FROM unnest(${columns.map(({ arrayType }, i) => `$${i + 2}::${arrayType}`).join(', ')})
+      AS row (${names.join(', ')})
+    ON CONFLICT (id) DO UPDATE SET
+      ${names
+        .filter((name) => name !== 'id')
+        .map((name) => `${name} = EXCLUDED.${name}`)
+        .join(', ')}
+    WHERE ${table}.workspace_id = EXCLUDED.workspace_id`,
+    workspaceId,
+    ...columns.map(({ value }) => rows.map(value)),
+  );
+  assertAllWritten(table, written, rows.length);
+}
+
+const COMPANY_COLUMNS = columnsOf<CompanyRecord>(COMPANY_FIELDS);
+const LEAD_COLUMNS = columnsOf<LeadRecord>(LEAD_FIELDS);
+type ContactRow = ContactRecord & { companyId: string };
+const CONTACT_COLUMNS: Column<ContactRow>[] = [
+  ...columnsOf<ContactRow>(CONTACT_FIELDS),
+  { column: 'company_id', arrayType: 'text[]', cast: '', value: (row) => row.companyId },
+];
+
+function upsertCompanies(
   tx: Transaction,
   workspaceId: string,
   companies: CompanyRecord[],
 ): Promise<void> {
-  const column = <K extends keyof CompanyRecord>(key: K) => companies.map((c) => c[key]);
-  const written = await tx.$executeRaw`
-    INSERT INTO companies (
-      id, workspace_id, name, domain, industry, size, country, city, revenue, siren,
-      intent_score, intent_level, icp_score, commercial_score, crm_status, visits_count,
-      first_seen, last_seen
-    )
-    SELECT
-      id, ${workspaceId}, name, domain, industry, size, country, city, revenue, siren,
-      intent_score, intent_level::"IntentLevel", icp_score, commercial_score,
-      crm_status::"CrmStatus", visits_count, first_seen, last_seen
-    FROM unnest(
-      ${column('id')}::text[], ${column('name')}::text[], ${column('domain')}::text[],
-      ${column('industry')}::text[], ${column('size')}::text[], ${column('country')}::text[],
-      ${column('city')}::text[], ${column('revenue')}::text[], ${column('siren')}::text[],
-      ${column('intentScore')}::float8[], ${column('intentLevel')}::text[],
-      ${column('icpScore')}::float8[], ${column('commercialScore')}::float8[],
-      ${column('crmStatus')}::text[], ${column('visitsCount')}::int4[],
-      ${column('firstSeen')}::timestamptz[],
-      ${column('lastSeen')}::timestamptz[]
-    ) AS row (
-      id, name, domain, industry, size, country, city, revenue, siren, intent_score,
-      intent_level, icp_score, commercial_score, crm_status, visits_count, first_seen, last_seen
-    )
-    ON CONFLICT (id) DO UPDATE SET
-      name = EXCLUDED.name, domain = EXCLUDED.domain, industry = EXCLUDED.industry,
-      size = EXCLUDED.size, country = EXCLUDED.country, city = EXCLUDED.city,
-      revenue = EXCLUDED.revenue, siren = EXCLUDED.siren, intent_score = EXCLUDED.intent_score,
-      intent_level = EXCLUDED.intent_level, icp_score = EXCLUDED.icp_score,
-      commercial_score = EXCLUDED.commercial_score, crm_status = EXCLUDED.crm_status,
-      visits_count = EXCLUDED.visits_count, first_seen = EXCLUDED.first_seen,
-      last_seen = EXCLUDED.last_seen
-    WHERE companies.workspace_id = EXCLUDED.workspace_id`;
-  assertAllWritten('companies', written, companies.length);
+  return upsert(tx, 'companies', COMPANY_COLUMNS, workspaceId, companies);
 }
 
 /**
@@ -202,63 +222,13 @@ async function replaceContacts(
       AND company_id = ANY(${companies.map((c) => c.id)}::text[])
       AND NOT id = ANY(${contacts.map((c) => c.id)}::text[])`;
   for (const batch of batches(contacts)) {
-    const column = <K extends keyof (typeof batch)[number]>(key: K) => batch.map((c) => c[key]);
-    const written = await tx.$executeRaw`
-      INSERT INTO contacts (
-        id, workspace_id, company_id, name, job_title, email, phone, linkedin, seniority
-      )
-      SELECT id, ${workspaceId}, company_id, name, job_title, email, phone, linkedin,
-        seniority::"Seniority"
-      FROM unnest(
-        ${column('id')}::text[], ${column('companyId')}::text[], ${column('name')}::text[],
-        ${column('jobTitle')}::text[], ${column('email')}::text[], ${column('phone')}::text[],
-        ${column('linkedin')}::text[], ${column('seniority')}::text[]
-      ) AS row (id, company_id, name, job_title, email, phone, linkedin, seniority)
-      ON CONFLICT (id) DO UPDATE SET
-        company_id = EXCLUDED.company_id, name = EXCLUDED.name, job_title = EXCLUDED.job_title,
-        email = EXCLUDED.email, phone = EXCLUDED.phone, linkedin = EXCLUDED.linkedin,
-        seniority = EXCLUDED.seniority
-      WHERE contacts.workspace_id = EXCLUDED.workspace_id`;
-    assertAllWritten('contacts', written, batch.length);
+    await upsert(tx, 'contacts', CONTACT_COLUMNS, workspaceId, batch);
   }
   return contacts.length;
 }
 
-async function upsertLeads(
-  tx: Transaction,
-  workspaceId: string,
-  leads: LeadRecord[],
-): Promise<void> {
-  const column = <K extends keyof LeadRecord>(key: K) => leads.map((lead) => lead[key]);
-  const written = await tx.$executeRaw`
-    INSERT INTO leads (
-      id, workspace_id, company_id, contact_name, contact_title, contact_email, intent_score,
-      intent_level, signal, recommended_action, status, assigned_to_id, created_at
-    )
-    SELECT
-      id, ${workspaceId}, company_id, contact_name, contact_title, contact_email, intent_score,
-      intent_level::"IntentLevel", signal, recommended_action, status::"LeadStatus",
-      assigned_to_id, created_at
-    FROM unnest(
-      ${column('id')}::text[], ${column('companyId')}::text[], ${column('contactName')}::text[],
-      ${column('contactTitle')}::text[], ${column('contactEmail')}::text[],
-      ${column('intentScore')}::float8[], ${column('intentLevel')}::text[],
-      ${column('signal')}::text[], ${column('recommendedAction')}::text[],
-      ${column('status')}::text[], ${column('assignedToId')}::text[],
-      ${column('createdAt')}::timestamptz[]
-    ) AS row (
-      id, company_id, contact_name, contact_title, contact_email, intent_score, intent_level,
-      signal, recommended_action, status, assigned_to_id, created_at
-    )
-    ON CONFLICT (id) DO UPDATE SET
-      company_id = EXCLUDED.company_id, contact_name = EXCLUDED.contact_name,
-      contact_title = EXCLUDED.contact_title, contact_email = EXCLUDED.contact_email,
-      intent_score = EXCLUDED.intent_score, intent_level = EXCLUDED.intent_level,
-      signal = EXCLUDED.signal, recommended_action = EXCLUDED.recommended_action,
-      status = EXCLUDED.status, assigned_to_id = EXCLUDED.assigned_to_id,
-      created_at = EXCLUDED.created_at
-    WHERE leads.workspace_id = EXCLUDED.workspace_id`;
-  assertAllWritten('leads', written, leads.length);
+function upsertLeads(tx: Transaction, workspaceId: string, leads: LeadRecord[]): Promise<void> {
+  return upsert(tx, 'leads', LEAD_COLUMNS, workspaceId, leads);
 }
 
 function assertAllWritten(table: string, written: number, expected: number): void {

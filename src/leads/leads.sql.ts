@@ -1,16 +1,13 @@
 import { changeFeedSql } from '../changes/change-feed-sql';
 import { itemSql } from '../common/item-sql';
-import { isoDateTime, listPageSql, type ItemSelect } from '../common/list-page-sql';
+import { selectList } from '../common/fields';
+import { listPageSql, type ItemSelect } from '../common/list-page-sql';
+import { LEAD_FIELDS } from './lead.fields';
 
 /** One lead as the API shows it, with its company's current name. */
 const LEAD: ItemSelect = {
   table: 'leads',
-  item: `row.id, row.company_id AS "companyId", company.name AS "companyName",
-    row.contact_name AS "contactName", row.contact_title AS "contactTitle",
-    row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.signal,
-    row.recommended_action AS "recommendedAction", row.status,
-    ${isoDateTime('row.created_at')} AS "createdAt", row.contact_email AS "contactEmail",
-    row.assigned_to_id AS "assignedToId"`,
+  item: selectList(LEAD_FIELDS, 'row'),
   joins:
     'JOIN companies company ON company.id = row.company_id AND company.workspace_id = row.workspace_id',
 };

@@ -37,16 +37,13 @@ SELECT row_to_json(envelope)::text AS body FROM (
       -- (measured: 36 ms instead of 1; test/query-plans.e2e-spec.ts pins it).
       (SELECT array_to_json(array_agg(
           (SELECT row_to_json(item) FROM companies row 
-            CROSS JOIN LATERAL (SELECT row.id, row.name, row.domain, row.industry, row.size, row.country, row.city, row.revenue,
-    row.siren, row.intent_score AS "intentScore", row.intent_level AS "intentLevel",
-    row.icp_score AS "icpScore", row.commercial_score AS "commercialScore",
-    row.crm_status AS "crmStatus", row.visits_count AS "visitsCount",
-    to_char(row.first_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "firstSeen", to_char(row.last_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "lastSeen",
+            CROSS JOIN LATERAL (SELECT row.id AS "id", row.name AS "name", row.domain AS "domain", row.industry AS "industry", row.size AS "size", row.country AS "country", row.city AS "city", row.revenue AS "revenue", row.siren AS "siren", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.icp_score AS "icpScore", row.commercial_score AS "commercialScore", row.crm_status AS "crmStatus", row.visits_count AS "visitsCount", to_char(row.first_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "firstSeen", to_char(row.last_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "lastSeen",
     coalesce(
       (SELECT array_to_json(array_agg(contact ORDER BY contact.seniority, contact.name, contact.id))
-        FROM (SELECT id, name, job_title AS "jobTitle", email, phone, linkedin, seniority
-          FROM contacts
-          WHERE company_id = row.id AND workspace_id = row.workspace_id) contact),
+        FROM (SELECT contact_row.id AS "id", contact_row.name AS "name", contact_row.job_title AS "jobTitle", contact_row.email AS "email", contact_row.phone AS "phone", contact_row.linkedin AS "linkedin", contact_row.seniority AS "seniority"
+          FROM contacts contact_row
+          WHERE contact_row.company_id = row.id AND contact_row.workspace_id = row.workspace_id
+        ) contact),
       '[]'
     ) AS contacts) item
             WHERE row.id = page.id)
@@ -60,16 +57,13 @@ SELECT row_to_json(envelope)::text AS body FROM (
 -- GET /v1/companies/{id}. $1 workspace, $2 id.
 SELECT row_to_json(item)::text AS body
 FROM companies row 
-CROSS JOIN LATERAL (SELECT row.id, row.name, row.domain, row.industry, row.size, row.country, row.city, row.revenue,
-    row.siren, row.intent_score AS "intentScore", row.intent_level AS "intentLevel",
-    row.icp_score AS "icpScore", row.commercial_score AS "commercialScore",
-    row.crm_status AS "crmStatus", row.visits_count AS "visitsCount",
-    to_char(row.first_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "firstSeen", to_char(row.last_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "lastSeen",
+CROSS JOIN LATERAL (SELECT row.id AS "id", row.name AS "name", row.domain AS "domain", row.industry AS "industry", row.size AS "size", row.country AS "country", row.city AS "city", row.revenue AS "revenue", row.siren AS "siren", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.icp_score AS "icpScore", row.commercial_score AS "commercialScore", row.crm_status AS "crmStatus", row.visits_count AS "visitsCount", to_char(row.first_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "firstSeen", to_char(row.last_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "lastSeen",
     coalesce(
       (SELECT array_to_json(array_agg(contact ORDER BY contact.seniority, contact.name, contact.id))
-        FROM (SELECT id, name, job_title AS "jobTitle", email, phone, linkedin, seniority
-          FROM contacts
-          WHERE company_id = row.id AND workspace_id = row.workspace_id) contact),
+        FROM (SELECT contact_row.id AS "id", contact_row.name AS "name", contact_row.job_title AS "jobTitle", contact_row.email AS "email", contact_row.phone AS "phone", contact_row.linkedin AS "linkedin", contact_row.seniority AS "seniority"
+          FROM contacts contact_row
+          WHERE contact_row.company_id = row.id AND contact_row.workspace_id = row.workspace_id
+        ) contact),
       '[]'
     ) AS contacts) item
 WHERE row.workspace_id = $1 AND row.id = $2;
@@ -126,16 +120,13 @@ SELECT
           ELSE (SELECT row_to_json(upsertion) FROM (
             SELECT 'upsert' AS op, page.id, to_char(page.changed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "changedAt",
               (SELECT row_to_json(item) FROM companies row 
-                CROSS JOIN LATERAL (SELECT row.id, row.name, row.domain, row.industry, row.size, row.country, row.city, row.revenue,
-    row.siren, row.intent_score AS "intentScore", row.intent_level AS "intentLevel",
-    row.icp_score AS "icpScore", row.commercial_score AS "commercialScore",
-    row.crm_status AS "crmStatus", row.visits_count AS "visitsCount",
-    to_char(row.first_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "firstSeen", to_char(row.last_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "lastSeen",
+                CROSS JOIN LATERAL (SELECT row.id AS "id", row.name AS "name", row.domain AS "domain", row.industry AS "industry", row.size AS "size", row.country AS "country", row.city AS "city", row.revenue AS "revenue", row.siren AS "siren", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.icp_score AS "icpScore", row.commercial_score AS "commercialScore", row.crm_status AS "crmStatus", row.visits_count AS "visitsCount", to_char(row.first_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "firstSeen", to_char(row.last_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "lastSeen",
     coalesce(
       (SELECT array_to_json(array_agg(contact ORDER BY contact.seniority, contact.name, contact.id))
-        FROM (SELECT id, name, job_title AS "jobTitle", email, phone, linkedin, seniority
-          FROM contacts
-          WHERE company_id = row.id AND workspace_id = row.workspace_id) contact),
+        FROM (SELECT contact_row.id AS "id", contact_row.name AS "name", contact_row.job_title AS "jobTitle", contact_row.email AS "email", contact_row.phone AS "phone", contact_row.linkedin AS "linkedin", contact_row.seniority AS "seniority"
+          FROM contacts contact_row
+          WHERE contact_row.company_id = row.id AND contact_row.workspace_id = row.workspace_id
+        ) contact),
       '[]'
     ) AS contacts) item
                 WHERE row.workspace_id = $1 AND row.id = page.id) AS "company") upsertion)

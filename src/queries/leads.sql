@@ -37,12 +37,7 @@ SELECT row_to_json(envelope)::text AS body FROM (
       -- (measured: 36 ms instead of 1; test/query-plans.e2e-spec.ts pins it).
       (SELECT array_to_json(array_agg(
           (SELECT row_to_json(item) FROM leads row JOIN companies company ON company.id = row.company_id AND company.workspace_id = row.workspace_id
-            CROSS JOIN LATERAL (SELECT row.id, row.company_id AS "companyId", company.name AS "companyName",
-    row.contact_name AS "contactName", row.contact_title AS "contactTitle",
-    row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.signal,
-    row.recommended_action AS "recommendedAction", row.status,
-    to_char(row.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", row.contact_email AS "contactEmail",
-    row.assigned_to_id AS "assignedToId") item
+            CROSS JOIN LATERAL (SELECT row.id AS "id", row.company_id AS "companyId", company.name AS "companyName", row.contact_name AS "contactName", row.contact_title AS "contactTitle", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.signal AS "signal", row.recommended_action AS "recommendedAction", row.status AS "status", to_char(row.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", row.contact_email AS "contactEmail", row.assigned_to_id AS "assignedToId") item
             WHERE row.id = page.id)
           ORDER BY page.intent_score DESC, page.id))
         FROM page),
@@ -54,12 +49,7 @@ SELECT row_to_json(envelope)::text AS body FROM (
 -- GET /v1/leads/{id}. $1 workspace, $2 id.
 SELECT row_to_json(item)::text AS body
 FROM leads row JOIN companies company ON company.id = row.company_id AND company.workspace_id = row.workspace_id
-CROSS JOIN LATERAL (SELECT row.id, row.company_id AS "companyId", company.name AS "companyName",
-    row.contact_name AS "contactName", row.contact_title AS "contactTitle",
-    row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.signal,
-    row.recommended_action AS "recommendedAction", row.status,
-    to_char(row.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", row.contact_email AS "contactEmail",
-    row.assigned_to_id AS "assignedToId") item
+CROSS JOIN LATERAL (SELECT row.id AS "id", row.company_id AS "companyId", company.name AS "companyName", row.contact_name AS "contactName", row.contact_title AS "contactTitle", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.signal AS "signal", row.recommended_action AS "recommendedAction", row.status AS "status", to_char(row.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", row.contact_email AS "contactEmail", row.assigned_to_id AS "assignedToId") item
 WHERE row.workspace_id = $1 AND row.id = $2;
 
 -- LEAD_CHANGES_SQL (src/leads/leads.sql.ts)
@@ -114,12 +104,7 @@ SELECT
           ELSE (SELECT row_to_json(upsertion) FROM (
             SELECT 'upsert' AS op, page.id, to_char(page.changed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "changedAt",
               (SELECT row_to_json(item) FROM leads row JOIN companies company ON company.id = row.company_id AND company.workspace_id = row.workspace_id
-                CROSS JOIN LATERAL (SELECT row.id, row.company_id AS "companyId", company.name AS "companyName",
-    row.contact_name AS "contactName", row.contact_title AS "contactTitle",
-    row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.signal,
-    row.recommended_action AS "recommendedAction", row.status,
-    to_char(row.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", row.contact_email AS "contactEmail",
-    row.assigned_to_id AS "assignedToId") item
+                CROSS JOIN LATERAL (SELECT row.id AS "id", row.company_id AS "companyId", company.name AS "companyName", row.contact_name AS "contactName", row.contact_title AS "contactTitle", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.signal AS "signal", row.recommended_action AS "recommendedAction", row.status AS "status", to_char(row.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", row.contact_email AS "contactEmail", row.assigned_to_id AS "assignedToId") item
                 WHERE row.workspace_id = $1 AND row.id = page.id) AS "lead") upsertion)
         END) entry(change)),
     '[]'
