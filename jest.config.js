@@ -23,7 +23,6 @@ const common = {
   // The generated Prisma client imports its siblings as './x.js', as Node wants; jest resolves .ts.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testEnvironment: 'node',
-  testTimeout: 30000,
   setupFiles: ['<rootDir>/test/setup-env.ts'],
 };
 
@@ -38,6 +37,8 @@ const withServices = {
 
 /** @type {import('jest').Config} */
 module.exports = {
+  // A global option (jest ignores it in a project's config).
+  testTimeout: 30000,
   projects: [
     {
       ...common,

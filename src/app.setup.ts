@@ -1,10 +1,10 @@
 import type { NestApplicationOptions } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { answerClientErrors } from './common/client-error';
-import { readMalformedPathsLiterally } from './common/literal-path';
-import { parseQueryString } from './common/query-string';
-import { setResponseHeaders } from './common/response-headers';
-import { securityHeaders } from './common/security-headers';
+import { answerClientErrors } from './http/client-error';
+import { readMalformedIdsLiterally } from './http/literal-path';
+import { parseQueryString } from './http/query-string';
+import { setResponseHeaders } from './http/response-headers';
+import { securityHeaders } from './http/security-headers';
 import { Environment } from './config/environment';
 import { trustProxySetting } from './config/trust-proxy';
 import { serveApiDocs } from './openapi/openapi';
@@ -31,7 +31,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   // Before Nest's router: even a request that fails routing (a malformed path) gets the headers.
   app.use(securityHeaders);
   app.use(setResponseHeaders);
-  app.use(readMalformedPathsLiterally);
+  app.use(readMalformedIdsLiterally);
   // Requests that Node's parser refuses get the envelope too (see client-error.ts).
   answerClientErrors(app.getHttpServer());
   // GET /v1/openapi.json and /docs: after the headers above, before the guards (no key needed).

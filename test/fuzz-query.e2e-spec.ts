@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { Agent } from 'node:http';
-import { parseIsoDateTime } from '../src/common/iso-date-time';
+import { parseIsoDateTime } from '../src/http/iso-date-time';
 import { createTestApp, type TestApp } from './support/app';
 import { createCompany, createLead } from './support/factories';
 import { propertyOptions } from './support/fast-check';

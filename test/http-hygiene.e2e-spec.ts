@@ -1,4 +1,4 @@
-import { DOCS_PATH } from '../src/common/security-headers';
+import { DOCS_PATH } from '../src/http/security-headers';
 import { createTestApp, type TestApp } from './support/app';
 import { createTenant, ISO_UTC_MILLIS } from './support/http';
 import {

@@ -6,7 +6,7 @@ import { createTenant, getWithKey } from './support/http';
 
 // The `total` of both lists is no longer a count of rows: it sums per-day counts that triggers on
 // companies and leads keep (migration 20261123000000_list_totals), plus a count of since's own day
-// (src/common/list-page-sql.ts). These tests write rows in every way a writer can, and check after
+// (src/items/list-page-sql.ts). These tests write rows in every way a writer can, and check after
 // each write that every total the API gives, with and without `since`, equals a plain count of the
 // matching rows; at the end, that the count tables themselves equal a recount from scratch.
 

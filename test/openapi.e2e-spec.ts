@@ -10,8 +10,8 @@ import type {
 import { readFileSync } from 'node:fs';
 import { Script } from 'node:vm';
 import request from 'supertest';
-import * as rateLimitHeaders from '../src/common/rate-limit-headers';
-import { AllExceptionsFilter } from '../src/common/all-exceptions.filter';
+import * as rateLimitHeaders from '../src/rate-limit/rate-limit-headers';
+import { AllExceptionsFilter } from '../src/http/all-exceptions.filter';
 import { CompaniesService } from '../src/companies/companies.service';
 import {
   buildOpenApiDocument,
@@ -21,6 +21,7 @@ import {
 import { createTestApp, type TestApp } from './support/app';
 import { takeContractViolations } from './support/contract-violations';
 import { createTenant, expectErrorEnvelope, getWithKey } from './support/http';
+import { jsonText } from '../src/http/json-text';
 
 type Schema = SchemaObject | ReferenceObject;
 
@@ -498,7 +499,7 @@ describe('with a limit of 2 requests per minute per key and per address', () => 
       jest
         .spyOn(CompaniesService.prototype, 'list')
         .mockResolvedValueOnce(
-          JSON.stringify({ total: 1, limit: 50, offset: 0, data: [{ id: 'co_1' }] }),
+          jsonText(JSON.stringify({ total: 1, limit: 50, offset: 0, data: [{ id: 'co_1' }] })),
         );
 
       expect((await getWithKey(t.app, '/v1/companies', key)).status).toBe(200);

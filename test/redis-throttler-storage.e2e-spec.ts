@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { randomBytes } from 'node:crypto';
-import { RedisThrottlerStorage } from '../src/common/redis-throttler.storage';
+import { RedisThrottlerStorage } from '../src/rate-limit/redis-throttler.storage';
 
 /*
  * Against a real Redis (the test run's, see test/support/redis.ts), every key under a prefix of

@@ -1,4 +1,4 @@
-import { isoDateTime, type ItemSelect } from '../common/list-page-sql';
+import { isoDateTime, type ItemSelect } from '../items/list-page-sql';
 
 export type Feed = 'companies' | 'leads';
 

@@ -1,5 +1,5 @@
 import { GoneException } from '@nestjs/common';
-import type { JsonText } from '../common/json-text';
+import { type JsonText, jsonText } from '../http/json-text';
 import type { Queryable } from '../database/database';
 import type { ChangeCursors } from './change-cursor';
 import type { Feed } from './change-feed-sql';
@@ -46,7 +46,9 @@ export async function changeFeedPage<T>(
   ]);
   if (row.expired) throw new GoneException(CURSOR_EXPIRED);
   const nextCursor = cursors.encode(feed, workspaceId, row);
-  return `{"data":${row.data},"nextCursor":${JSON.stringify(nextCursor)},"hasMore":${row.has_more}}`;
+  return jsonText(
+    `{"data":${row.data},"nextCursor":${JSON.stringify(nextCursor)},"hasMore":${row.has_more}}`,
+  );
 }
 
 /** Runs a single-item statement (item-sql.ts): the item's JSON, or null when not in the workspace. */
@@ -57,5 +59,5 @@ export async function itemById<T>(
   id: string,
 ): Promise<JsonText<T> | null> {
   const [row] = await database.query<{ body: string }>(sql, [workspaceId, id]);
-  return row ? row.body : null;
+  return row ? jsonText<T>(row.body) : null;
 }

@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
-import { IsGivenOnce, toInteger } from '../common/list-query.dto';
+import { IsGivenOnce, toInteger } from '../http/list-query.dto';
 
 // A feed page may be larger than a list page: it is read from one index range, whatever its depth.
 export const MAX_CHANGES_LIMIT = 1000;

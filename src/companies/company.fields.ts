@@ -1,10 +1,10 @@
-import { count, dateTime, type FieldMap, nullableText, oneOf, score, text } from '../common/fields';
+import { count, dateTime, type FieldMap, nullableText, oneOf, score, text } from '../items/fields';
 import { CrmStatus, IntentLevel, Seniority } from '../generated/prisma/enums';
 import type { CompanyDto, ContactDto } from './dto/company.dto';
 
 /**
  * A company's fields, in the contract's order: the one place that names their columns and kinds
- * (see common/fields.ts for what derives from it). `contacts` is the company's list of
+ * (see items/fields.ts for what derives from it). `contacts` is the company's list of
  * CONTACT_FIELDS objects, assembled by the SQL in companies.sql.ts.
  */
 export const COMPANY_FIELDS = {

@@ -1,6 +1,6 @@
 import { BadRequestException } from '@nestjs/common';
-import { parseIsoDateTime } from '../common/iso-date-time';
-import type { Field, FieldValues } from '../common/fields';
+import { parseIsoDateTime } from '../http/iso-date-time';
+import type { Field, FieldValues } from '../items/fields';
 import { COMPANY_FIELDS, CONTACT_FIELDS } from '../companies/company.fields';
 import type { CompanyDto } from '../companies/dto/company.dto';
 import type { LeadDto } from '../leads/dto/lead.dto';
@@ -199,7 +199,7 @@ class FieldChecker {
     return !this.invalid.has(field);
   }
 
-  /** Every field of an item's field map, each checked by its kind (common/fields.ts). */
+  /** Every field of an item's field map, each checked by its kind (items/fields.ts). */
   read<M extends Record<string, Field>>(map: M): FieldValues<M> {
     const values: Record<string, unknown> = {};
     for (const [name, field] of Object.entries(map)) values[name] = this.field(name, field);

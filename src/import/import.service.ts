@@ -1,7 +1,7 @@
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
 import { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../prisma/prisma.service';
-import { type Field, storedColumns } from '../common/fields';
+import { type Field, storedColumns } from '../items/fields';
 import { COMPANY_FIELDS, CONTACT_FIELDS } from '../companies/company.fields';
 import { LEAD_FIELDS } from '../leads/lead.fields';
 import {
@@ -140,7 +140,7 @@ async function checkAgainstDatabase(
 
 /*
  * The writes: one INSERT ... SELECT FROM unnest(...) per batch, arrays bound as parameters, the
- * columns and their types taken from the item's field map (common/fields.ts).
+ * columns and their types taken from the item's field map (items/fields.ts).
  * Dates are bound as Date objects, not as ISO strings: the driver adapter then converts them
  * exactly as it does every other date Prisma writes and reads, so that they come back unchanged.
  * `ON CONFLICT ... WHERE` never takes over a row of another workspace: such an id was refused

@@ -6,13 +6,13 @@ import {
   oneOf,
   score,
   text,
-} from '../common/fields';
+} from '../items/fields';
 import { IntentLevel, LeadStatus } from '../generated/prisma/enums';
 import type { LeadDto } from './dto/lead.dto';
 
 /**
  * A lead's fields, in the contract's order: the one place that names their columns and kinds
- * (see common/fields.ts). `companyName` is read from the lead's company (joined as `company`),
+ * (see items/fields.ts). `companyName` is read from the lead's company (joined as `company`),
  * never stored with the lead.
  */
 export const LEAD_FIELDS = {

@@ -1,7 +1,7 @@
 import { changeFeedSql } from '../changes/change-feed-sql';
-import { itemSql } from '../common/item-sql';
-import { selectList } from '../common/fields';
-import { listPageSql, type ItemSelect } from '../common/list-page-sql';
+import { itemSql } from '../items/item-sql';
+import { selectList } from '../items/fields';
+import { listPageSql, type ItemSelect } from '../items/list-page-sql';
 import { LEAD_FIELDS } from './lead.fields';
 
 /** One lead as the API shows it, with its company's current name. */

@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { join } from 'node:path';
-import { DOCS_PATH } from '../common/security-headers';
+import { DOCS_PATH } from '../http/security-headers';
 import { CompaniesModule } from '../companies/companies.module';
 import { LeadsModule } from '../leads/leads.module';
 import { MeModule } from '../me/me.module';

@@ -39,7 +39,7 @@ export function installContractCheck(app: NestExpressApplication, document: Open
     // An error of the validator itself (an invalid document) is a violation too, not a bare 500.
     app.use((request: Request, response: Response, next: NextFunction) => {
       // The validator reads the path as received and cannot decode a malformed one, which the
-      // application reads literally (src/common/literal-path.ts): the check below still runs.
+      // application reads literally (src/http/literal-path.ts): the check below still runs.
       if (!decodes(request.originalUrl.split('?')[0])) return next();
       void middleware(request, response, (error?: unknown) => {
         if (error) {

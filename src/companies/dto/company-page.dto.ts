@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { type Page, PageDto } from '../../common/page';
+import { type Page, PageDto } from '../../items/page';
 import { CompanyDto } from './company.dto';
 
 /** A page of `GET /v1/companies`. */

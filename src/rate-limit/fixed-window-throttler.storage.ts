@@ -1,5 +1,5 @@
 import type { ThrottlerStorage } from '@nestjs/throttler';
-import { Clock } from './clock';
+import { Clock } from '../common/clock';
 
 interface Window {
   hits: number;

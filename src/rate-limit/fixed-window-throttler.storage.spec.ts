@@ -1,4 +1,4 @@
-import { Clock } from './clock';
+import { Clock } from '../common/clock';
 import { FixedWindowThrottlerStorage } from './fixed-window-throttler.storage';
 
 class ManualClock extends Clock {

@@ -1,6 +1,6 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
-import { ThrottlerGuard } from '@nestjs/throttler';
-import type { ThrottlerLimitDetail } from '@nestjs/throttler/dist/throttler.guard.interface';
+import { ThrottlerGuard, type ThrottlerLimitDetail } from '@nestjs/throttler';
+
 import type { Request, Response } from 'express';
 import { setRateLimitHeaders } from './rate-limit-headers';
 

@@ -1,6 +1,6 @@
 import type { Queryable } from '../database/database';
-import type { JsonText } from './json-text';
-import type { ListQueryDto } from './list-query.dto';
+import { type JsonText, jsonText } from '../http/json-text';
+import type { ListQueryDto } from '../http/list-query.dto';
 
 /** Runs a list's statement (list-page-sql.ts): the response body as PostgreSQL wrote it. */
 export async function listPage<T>(
@@ -15,5 +15,5 @@ export async function listPage<T>(
     limit,
     offset,
   ]);
-  return row.body;
+  return jsonText<T>(row.body);
 }

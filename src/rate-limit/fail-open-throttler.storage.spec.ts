@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
-import { Clock } from './clock';
+import { Clock } from '../common/clock';
 import { FailOpenThrottlerStorage } from './fail-open-throttler.storage';
 import type { ThrottlerStorageRecord } from './fixed-window-throttler.storage';
 

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
-import { Clock } from './clock';
+import { Clock } from '../common/clock';
 import type { ThrottlerStorageRecord } from './fixed-window-throttler.storage';
 
 // At most one warning this often while the shared store fails, not one line per request; and the

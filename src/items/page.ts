@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { MAX_LIMIT } from './list-query.dto';
+import { MAX_LIMIT } from '../http/list-query.dto';
 
 /** The envelope of both lists. */
 export interface Page<T> {
