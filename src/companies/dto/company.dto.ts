@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { CrmStatus, IntentLevel, Seniority } from '../../generated/prisma/enums';
 
-// Scores are numbers in 0..100 inclusive (decisions.md).
+// Scores are numbers in 0..100 inclusive (docs/api.md, Data conventions).
 const SCORE = { type: 'number', minimum: 0, maximum: 100 } as const;
 // Every date-time of a response: ISO 8601 in UTC with milliseconds and `Z`.
 const DATE_TIME = { type: String, format: 'date-time', example: '2026-03-01T09:30:00.000Z' };

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IntentLevel, LeadStatus } from '../../generated/prisma/enums';
 
-// Every field is always present in every lead (decisions.md); only contactEmail and assignedToId
+// Every field is always present in every lead (docs/api.md, Lead); only contactEmail and assignedToId
 // may be null.
 export class LeadDto {
   @ApiProperty({ description: 'Lead identifier.', example: 'ld_000001' })
