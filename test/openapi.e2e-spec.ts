@@ -186,9 +186,10 @@ describe('the OpenAPI document', () => {
     expect(document.info.version).toBe('1');
     expect(document.info.title).toBe('Visitor read API');
     const description = document.info.description ?? '';
-    // The sync recipe, the rate limit and the key format are stated in words.
-    expect(description).toContain('**before** you start reading');
-    expect(description).toContain('upsert by `id`');
+    // The sync recipe (the change feeds), the rate limit and the key format are stated in words.
+    expect(description).toContain('Keeping a copy in sync: the change feeds');
+    expect(description).toContain('store `nextCursor`');
+    expect(description).toContain('upsert by `id`, remove on');
     expect(description).toContain('120 requests per key per fixed one-minute window');
     expect(description).toContain('Retry-After');
     expect(description).toContain('`st_`');

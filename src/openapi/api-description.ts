@@ -32,16 +32,29 @@ repeats or skips an item. \`limit\` is 1 to 200 (default 50), \`offset\` 0 or mo
 the envelope echoes the values applied and \`total\` counts every match across pages. An
 \`offset\` past the end gives \`data: []\` with the true \`total\`.
 
-## Synchronisation recipe
+## Keeping a copy in sync: the change feeds
 
-1. Note the current time **before** you start reading (\`started = now()\`).
-2. Page through \`GET /v1/companies?since=<last>&limit=200&offset=0\`, then \`offset=200\`, and so
-   on, until \`offset >= total\`; the same for \`GET /v1/leads\`. \`since\` is inclusive and filters
-   companies on \`lastSeen\` and leads on \`createdAt\`.
-3. Only when every page succeeded, store \`last = started\`. Recording the time before reading
-   means that what arrives during a long pagination is picked up by the next pass.
+\`GET /v1/companies/changes\` and \`GET /v1/leads/changes\` give every change of the workspace's
+companies and leads, deletions included, in an order that never skips one whatever the order in
+which concurrent writers commit.
 
-An item may be seen twice across passes (a company visited again mid-sync moves): upsert by \`id\`.
+1. Start without \`cursor\`: every live item comes as \`{"op": "upsert", "id", "changedAt",
+   "company"}\` (\`lead\` on the leads feed), \`limit\` up to 1000 per page.
+2. Apply the page (upsert by \`id\`, remove on \`{"op": "delete"}\`), then store \`nextCursor\`.
+3. While \`hasMore\` is true, ask again with \`cursor=<nextCursor>\` (after a short wait when
+   \`data\` was empty: changes are then held back behind an older transaction still running).
+   When it is false you have caught up: poll later with the stored cursor.
+
+Each item appears once, at its latest change, as it is now; an update that changes nothing is not
+a change. A change to a contact is a change of its company, a change of a company's name one of its
+leads, and deleting a company deletes its leads. A cursor is tied to its feed and workspace (any
+other is a 400, \`cursor is not valid\`); one behind deletion records pruned after the retention
+(30 days by default) is a 410 (\`GONE\`): start again without a cursor and replace the copy.
+\`GET /v1/companies/{id}\` and \`GET /v1/leads/{id}\` read one item (404 outside the workspace).
+
+The lists can also be paged with \`since\` (inclusive: companies' \`lastSeen\`, leads'
+\`createdAt\`) and \`offset\`, but such a pass loses items whenever the data changes during it
+(an item shifts past a page boundary) and never sees a deletion: use the feeds to keep a copy.
 On a 429, wait \`Retry-After\` seconds and resume.
 
 ## Rate limit
@@ -71,10 +84,11 @@ the nullable ones are \`null\` when unknown, never omitted.
 
 Every error has the body \`{statusCode, message, error, path, timestamp}\` (schema
 \`ErrorEnvelopeDto\`): 400 for invalid parameters (\`message\` is then an array with one entry per
-violated constraint, each naming the parameter), 401, 429, 503 when the database is unreachable
-or timing out (\`Service temporarily unavailable\`; retry later), 500 for any other failure
-(\`Internal server error\`, with no internal detail), and 404 (\`NOT_FOUND\`) for an unknown path
-or method.
+violated constraint, each naming the parameter), 401, 404 (\`NOT_FOUND\`) for an unknown path
+or method and for an id that is not an item of the workspace, 410 (\`GONE\`) for an expired feed
+cursor, 429, 503 when the database is unreachable or timing out (\`Service temporarily
+unavailable\`; retry later), and 500 for any other failure (\`Internal server error\`, with no
+internal detail).
 
 ## Headers of every response
 
@@ -84,8 +98,8 @@ generated one; the server logs it with the request.
 
 ## Versioning
 
-The version is in the path prefix \`/v1\`; this document describes version \`1\`. No events or
-webhooks are part of this version.
+The version is in the path prefix \`/v1\`; this document describes version \`1\`. The change
+feeds and single-item reads were added to it without changing anything that was there.
 `.trim();
 
 export const API_KEY_DESCRIPTION =
