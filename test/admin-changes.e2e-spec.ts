@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type AdminRun, runAdminCommand } from './support/admin';
+import { adminOn, expectRefusal, runAdminCommand } from './support/admin';
 import { createTestApp, type TestApp } from './support/app';
 import { createCompany, createContact, createLead, createWorkspace } from './support/factories';
 import { createTenant, expectErrorEnvelope, getWithKey } from './support/http';
 
-// The admin tool's commands of the change feeds' operator side (changes.md): `delete`, all or
+// The admin tool's commands of the change feeds' operator side (docs/changes.md): `delete`, all or
 // nothing, whose deletions the feeds report, and `prune-changes`, after which a cursor from before
 // a pruned deletion is answered 410.
 
@@ -17,17 +17,8 @@ interface Change {
 }
 
 const EXPIRED = 'cursor has expired: start again without a cursor';
-// How long a read of a feed waits for transactions elsewhere on the server to end (see readFeed).
-const FEED_WAIT_MS = 120_000;
-jest.setTimeout(FEED_WAIT_MS + 30_000);
-
-/** A refusal: non-zero, nothing on stdout, one line on stderr. */
-function expectRefusal(run: AdminRun, message: string | RegExp): void {
-  expect(run).toMatchObject({ stdout: '' });
-  expect(run.status).not.toBe(0);
-  expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
-  expect(run.stderr).toMatch(message);
-}
+// How long a read of a feed waits for this database's other transactions to end (see readFeed).
+const FEED_WAIT_MS = 20_000;
 
 /** Changes as `{op, id}` only, sorted by id (changes of one transaction come in id order). */
 function ops(changes: Pick<Change, 'op' | 'id'>[]): Pick<Change, 'op' | 'id'>[] {
@@ -36,17 +27,10 @@ function ops(changes: Pick<Change, 'op' | 'id'>[]): Pick<Change, 'op' | 'id'>[] 
 
 describe('admin tool: delete and prune-changes', () => {
   let t: TestApp;
-  let cli: (...argv: string[]) => Promise<AdminRun>;
-  let cliJson: (...argv: string[]) => Promise<unknown>;
+  const { cli, cliJson } = adminOn(() => t);
 
   beforeAll(async () => {
     t = await createTestApp();
-    cli = (...argv) => runAdminCommand({ DATABASE_URL: t.database.url }, ...argv);
-    cliJson = async (...argv) => {
-      const run = await cli(...argv, '--json');
-      expect(run).toMatchObject({ status: 0, stderr: '' });
-      return JSON.parse(run.stdout) as unknown;
-    };
   });
 
   afterAll(async () => {

@@ -1,4 +1,4 @@
-import { type AdminRun, runAdminCommand } from './support/admin';
+import { adminOn, expectRefusal, runAdminCommand } from './support/admin';
 import { createTestApp, type TestApp } from './support/app';
 import { createTestDatabase } from './support/database';
 import { createApiKey, createWorkspace } from './support/factories';
@@ -8,28 +8,12 @@ import { getWithKey, ISO_UTC_MILLIS } from './support/http';
 // database: what it prints, what it writes, and what the API then does with the keys it issues.
 const admin = runAdminCommand;
 
-/** A refusal: non-zero, nothing on stdout, one line on stderr. */
-function expectRefusal(run: AdminRun, message: string | RegExp): void {
-  expect(run).toMatchObject({ stdout: '' });
-  expect(run.status).not.toBe(0);
-  expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
-  expect(run.stderr).toMatch(message);
-}
-
 describe('admin tool', () => {
   let t: TestApp;
-  let cli: (...argv: string[]) => Promise<AdminRun>;
-  /** `--json`: success, and stdout is exactly one JSON document (JSON.parse refuses anything more). */
-  let cliJson: (...argv: string[]) => Promise<unknown>;
+  const { cli, cliJson } = adminOn(() => t);
 
   beforeAll(async () => {
     t = await createTestApp();
-    cli = (...argv) => admin({ DATABASE_URL: t.database.url }, ...argv);
-    cliJson = async (...argv) => {
-      const run = await cli(...argv, '--json');
-      expect(run).toMatchObject({ status: 0, stderr: '' });
-      return JSON.parse(run.stdout) as unknown;
-    };
   });
 
   afterAll(async () => {

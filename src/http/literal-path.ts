@@ -19,7 +19,8 @@ export function readMalformedIdsLiterally(request: Request, _: Response, next: N
   next();
 }
 
-function decodes(path: string): boolean {
+/** Whether a path is valid percent-encoding (Express's router fails on one that is not). */
+export function decodes(path: string): boolean {
   try {
     decodeURIComponent(path);
     return true;

@@ -1,4 +1,5 @@
 import { runAdmin } from '../../src/cli/run-admin';
+import type { TestApp } from './app';
 
 export interface AdminRun {
   status: number;
@@ -30,4 +31,26 @@ export async function runAdminCommand(
   } finally {
     process.env = saved;
   }
+}
+
+/**
+ * The admin tool on a test app's database: `cli` runs a command as is; `cliJson` runs it with
+ * `--json` and expects success with exactly one JSON document on stdout (JSON.parse refuses more).
+ */
+export function adminOn(app: () => TestApp) {
+  const cli = (...argv: string[]) => runAdminCommand({ DATABASE_URL: app().database.url }, ...argv);
+  const cliJson = async (...argv: string[]): Promise<unknown> => {
+    const run = await cli(...argv, '--json');
+    expect(run).toMatchObject({ status: 0, stderr: '' });
+    return JSON.parse(run.stdout) as unknown;
+  };
+  return { cli, cliJson };
+}
+
+/** A refusal: non-zero, nothing on stdout, one line on stderr. */
+export function expectRefusal(run: AdminRun, message: string | RegExp): void {
+  expect(run).toMatchObject({ stdout: '' });
+  expect(run.status).not.toBe(0);
+  expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
+  expect(run.stderr).toMatch(message);
 }

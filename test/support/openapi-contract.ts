@@ -6,6 +6,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 // its middleware leaves unchecked. Not its public API: an upgrade that moves it fails at import.
 import { createResponseAjv } from 'express-openapi-validator/dist/framework/ajv';
 import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types';
+import { decodes } from '../../src/http/literal-path';
 import { recordContractViolation } from './contract-violations';
 
 /** True, or what is wrong (Ajv's first error: the path in the data and the message). */
@@ -177,15 +178,6 @@ function checkBeyondTheValidator(document: OpenAPIObject) {
     }) as typeof response.end;
     next();
   };
-}
-
-function decodes(path: string): boolean {
-  try {
-    decodeURIComponent(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function record(request: Request, status: number | undefined, problem: string): void {
