@@ -3,7 +3,14 @@
 const ISO_8601 =
   /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 
-/** The instant an ISO 8601 date or date-time names, or null when it is not one (or not real). */
+/**
+ * The instant an ISO 8601 date or date-time names, or null when it is not one (or not real), to
+ * the millisecond as times are stored: a fraction finer than that is rounded up, never down, so
+ * that an instant between two milliseconds reads as the next one. For a stored time `t` (whole
+ * milliseconds), `t >= exact instant` is then exactly `t >= the Date returned`, which is what a
+ * `since` filter needs (`...00.000000001Z` keeps nothing stored at `...00.000Z`). Cutting the
+ * digits instead would let that earlier millisecond through.
+ */
 export function parseIsoDateTime(text: string): Date | null {
   const match = ISO_8601.exec(text);
   if (!match) return null;
@@ -13,7 +20,10 @@ export function parseIsoDateTime(text: string): Date | null {
   if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h > 23 || mi > 59 || s > 59) {
     return null;
   }
-  const millis = Number(fraction.padEnd(3, '0').slice(0, 3));
+  // Whole milliseconds, plus one when any digit past them is not zero (999 + 1 carries into the
+  // next second, minute, day or year through setUTCHours).
+  const millis =
+    Number(fraction.padEnd(3, '0').slice(0, 3)) + (/[1-9]/.test(fraction.slice(3)) ? 1 : 0);
   const offsetMinutes = parseOffset(offset);
   if (offsetMinutes === null) return null;
   // Not Date.UTC, which reads the years 0 to 99 as 1900 to 1999.

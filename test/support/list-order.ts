@@ -177,6 +177,29 @@ export function itFiltersSinceLikeTheContract({ path, app, seed }: OrderedList):
     ['with offset +0200 sent unencoded', '2026-02-20T19:30:00+0200', ['at', 'after']],
     ['with offset -05:00', '2026-02-20T12:30:00-05:00', ['at', 'after']],
     ['one ms after an item (exclusive)', '2026-02-20T17:30:00.001Z', ['after']],
+    // Finer than a millisecond: exact. Stored times have milliseconds, so an instant between two
+    // of them compares like the next one up; digits past the milliseconds are never cut.
+    ['nine zero digits: exactly at an item', '2026-02-20T17:30:00.000000000Z', ['at', 'after']],
+    ['1 ns after an item (exclusive)', '2026-02-20T17:30:00.000000001Z', ['after']],
+    ['100 ns after an item (exclusive)', '2026-02-20T17:30:00.0000001Z', ['after']],
+    ['1 ns before the next ms', '2026-02-20T17:30:00.000999999Z', ['after']],
+    ['1 ns after the last item', '2026-02-20T17:30:00.001000001Z', []],
+    ['1 ns after an item, no offset', '2026-02-20T17:30:00.000000001', ['after']],
+    ['1 ns after an item, offset +02:00', '2026-02-20T19:30:00.000000001%2B02:00', ['after']],
+    ['1 ns after an item, offset -0530', '2026-02-20T12:00:00,000000001-0530', ['after']],
+    // ... rolling over into the next second and minute, the next day.
+    ['1 ns after an item at .999', '2026-02-20T17:29:59.999000001Z', ['at', 'after']],
+    ['.999999999 before an item', '2026-02-20T17:29:59.999999999Z', ['at', 'after']],
+    [
+      '1 ns after an item at 23:59:59.999',
+      '2026-02-19T23:59:59.999000001Z',
+      ['before', 'at', 'dayStart', 'after'],
+    ],
+    [
+      '1 ns after an item at 23:59:59.999, offset -01:00',
+      '2026-02-19T22:59:59.9990001-01:00',
+      ['before', 'at', 'dayStart', 'after'],
+    ],
     ['a date: midnight UTC', '2026-02-20', ['before', 'at', 'dayStart', 'after']],
     ['after every item', '2026-02-21', []],
     ['in year 10000 once in UTC', '9999-12-31T23:59:59-01:00', []],
@@ -194,6 +217,64 @@ export function itFiltersSinceLikeTheContract({ path, app, seed }: OrderedList):
     expect(response.status).toBe(200);
     expect(response.body.total).toBe(expected.length);
     expect(suffixes(tenant.workspace, response.body.data)).toStrictEqual(expected);
+  });
+
+  describe('below a millisecond, across a year', () => {
+    let year: { workspace: Workspace; key: string };
+
+    beforeAll(async () => {
+      year = await createTenant(app().prisma);
+      await seed(year.workspace, [
+        ['yearEnd', 10, '2023-12-31T23:59:59.999Z'],
+        ['newYear', 20, '2024-01-01T00:00:00.000Z'],
+        ['ten', 30, '2023-12-31T10:00:00.000Z'],
+        ['tenPlus1ms', 40, '2023-12-31T10:00:00.001Z'],
+      ]);
+    });
+
+    it.each([
+      [
+        'exactly at an item',
+        '2023-12-31T10:00:00.000Z',
+        ['tenPlus1ms', 'ten', 'newYear', 'yearEnd'],
+      ],
+      [
+        '1 ns after an item',
+        '2023-12-31T10:00:00.000000001Z',
+        ['tenPlus1ms', 'newYear', 'yearEnd'],
+      ],
+      [
+        '1 ns after an item, offset +05',
+        '2023-12-31T15:00:00.000000001%2B05',
+        ['tenPlus1ms', 'newYear', 'yearEnd'],
+      ],
+      [
+        '.999999999 before an item, rolling the hour',
+        '2023-12-31T09:59:59.999999999Z',
+        ['tenPlus1ms', 'ten', 'newYear', 'yearEnd'],
+      ],
+      ['exactly at the last ms of the year', '2023-12-31T23:59:59.999Z', ['newYear', 'yearEnd']],
+      [
+        '1 ns before the last ms of the year',
+        '2023-12-31T23:59:59.998999999Z',
+        ['newYear', 'yearEnd'],
+      ],
+      ['1 ns after the last ms of the year', '2023-12-31T23:59:59.999000001Z', ['newYear']],
+      ['1 ns before the new year', '2023-12-31T23:59:59.999999999Z', ['newYear']],
+      [
+        '1 ns after the last ms, offset +01:00',
+        '2024-01-01T00:59:59.999000001%2B01:00',
+        ['newYear'],
+      ],
+      ['1 ns after the last ms, offset -01:00', '2023-12-31T22:59:59,9999999-01:00', ['newYear']],
+      ['1 ns after the new year', '2024-01-01T00:00:00.000000001Z', []],
+    ])('since %s', async (_case, since, expected) => {
+      const response = await list(year.key, `?since=${since}`);
+
+      expect(response.status).toBe(200);
+      expect(response.body.total).toBe(expected.length);
+      expect(suffixes(year.workspace, response.body.data)).toStrictEqual(expected);
+    });
   });
 
   it('counts in total every match across pages, not the page', async () => {
