@@ -11,7 +11,18 @@ import { LeadsService } from '../src/leads/leads.service';
 import { AppLogger } from '../src/logging/app-logger';
 import { LOG_DESTINATION } from '../src/logging/logging.module';
 import { findFreePort } from '../src/dev/free-port';
-import { createTestApp, type TestApp } from './support/app';
+import fc from 'fast-check';
+import { createTestApp, listening, type TestApp } from './support/app';
+import { propertyOptions } from './support/fast-check';
+import {
+  encode,
+  encodings,
+  gluedAfter,
+  gluedBefore,
+  leaksOf,
+  wellFormedKeys,
+} from './support/key-encodings';
+import { send } from './support/raw-http';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { createCompany } from './support/factories';
 import { createTenant, getWithKey } from './support/http';
@@ -29,7 +40,12 @@ let workspaceId: string;
 
 beforeAll(async () => {
   t = await createTestApp({
-    env: { LOG_LEVEL: 'info' },
+    // The generated requests below are many, from one address, half of them refused.
+    env: {
+      LOG_LEVEL: 'info',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      AUTH_FAILURE_LIMIT_PER_MINUTE: '1000000',
+    },
     customize: (builder) => {
       builder.overrideProvider(LOG_DESTINATION).useValue(capture);
     },
@@ -183,6 +199,137 @@ describe('secrets', () => {
     expect(() => lines()).not.toThrow();
   });
 });
+
+/*
+ * Keys sent where a client can put them (a query value or name, a path segment, X-Request-Id),
+ * glued to other text and percent-encoded in part or whole, once or several times: no reading of
+ * any log line, error body or response header holds the key (docs/security.md).
+ */
+describe('key-shaped values in any encoding', () => {
+  /** Where the text goes; `/v1/me?x=<text>` and the like. */
+  const placements = {
+    'a query value': (text: string) => `/v1/companies?api_key=${text}&limit=1`,
+    'a query name': (text: string) => `/v1/leads?${text}=1`,
+    since: (text: string) => `/v1/companies?since=${text}`,
+    'a path segment': (text: string) => `/v1/companies/${text}`,
+    'an unknown path': (text: string) => `/v1/${text}/x?y=1`,
+    'a request id': () => '/v1/me?z=1',
+  };
+  type Placement = keyof typeof placements;
+
+  /** A request line's path: anything outside printable ASCII (and `#`) percent-encoded. */
+  const onTheWire = (path: string) =>
+    path.replace(/[^\x21-\x7e]|#/gu, (char) =>
+      [...Buffer.from(char, 'utf8')]
+        .map((byte) => `%${byte.toString(16).padStart(2, '0')}`)
+        .join(''),
+    );
+
+  it('never reach the output, an error body or a header (generated)', async () => {
+    const port = Number(new URL(await listening(t)).port);
+    const sentKeys: string[] = [];
+    const responses: { status: number; text: string; headers: string; requestId: string }[] = [];
+    const start = output.length;
+
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(wellFormedKeys, fc.constant(key)),
+        gluedBefore,
+        gluedAfter,
+        encodings,
+        fc.constantFrom(...(Object.keys(placements) as Placement[])),
+        fc.boolean(),
+        async (generated, before, after, encoding, placement, authenticated) => {
+          sentKeys.push(generated);
+          const headers: Record<string, string> = {};
+          if (authenticated) headers.Authorization = `Bearer ${key}`;
+          let path: string;
+          if (placement === 'a request id') {
+            // What a sane X-Request-Id may hold (letters, digits, `.`, `_`, `:`, `-`).
+            const glue = (text: string) => text.replace(/[^A-Za-z0-9._:-]/g, '');
+            headers['X-Request-Id'] = `${glue(before)}${generated}${glue(after)}`;
+            path = placements[placement]();
+          } else {
+            path = onTheWire(
+              placements[placement](encode(`${before}${generated}${after}`, encoding)),
+            );
+          }
+
+          const response = await send(port, path, { headers });
+
+          expect([400, 401, 404]).toContain(response.status);
+          const echoed = { text: response.text, headers: JSON.stringify(response.headers) };
+          const requestId = String(response.headers['x-request-id']);
+          responses.push({ status: response.status, ...echoed, requestId });
+          expect(leaksOf(echoed.text, generated)).toEqual([]);
+          expect(leaksOf(echoed.headers, generated)).toEqual([]);
+        },
+      ),
+      propertyOptions(150),
+    );
+
+    // Every request's line is written (on 'finish', possibly a turn after the client has it), but
+    // for the paths the router refuses to decode (`Bad Request`), which it answers before the
+    // request log runs.
+    const ids = (lines: string[]) =>
+      new Set(lines.map((line) => (JSON.parse(line) as { requestId?: string }).requestId));
+    const logged = responses.filter(({ text }) => !text.includes('"message":"Bad Request"'));
+    const missing = () => {
+      const seen = ids(output.slice(start));
+      return logged.filter(({ requestId }) => !seen.has(requestId));
+    };
+    for (let turn = 0; turn < 100 && missing().length > 0; turn++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(missing()).toEqual([]);
+    expect(logged.length).toBeGreaterThan(responses.length / 2);
+    const written = output.slice(start);
+    for (const generated of sentKeys) {
+      for (const line of written) expect(leaksOf(line, generated)).toEqual([]);
+    }
+    // The marker shows that the keys were there and replaced, in the log and in the bodies.
+    expect(written.join('')).toContain('st_[REDACTED]');
+    expect(responses.some(({ text }) => text.includes('st_[REDACTED]'))).toBe(true);
+  });
+
+  it.each([
+    ['s%74_', (k: string) => `/v1/companies?api_key=s%74_${k.slice(3)}`],
+    ['%73t_', (k: string) => `/v1/companies?api_key=%73t_${k.slice(3)}`],
+    ['every byte encoded', (k: string) => `/v1/companies?api_key=${encodeEvery(k)}`],
+    ['token=Bearer_', (k: string) => `/v1/companies?token=Bearer_${k}`],
+    ['a key as a parameter name', (k: string) => `/v1/companies?${k}=1`],
+  ])('the envelope says where the key was: %s', async (_case, pathOf) => {
+    const path = pathOf(key);
+    const response = await getWithKey(t.app, path, key);
+
+    expect(response.status).toBe(400);
+    expect(response.body.path).toContain('st_[REDACTED]');
+    expect(leaksOf(JSON.stringify(response.body), key)).toEqual([]);
+    // The rest of the path is as received.
+    expect(response.body.path).toMatch(/^\/v1\/companies\?/);
+  });
+
+  it.each([['req_'], ['trace1'], ['a.b:']])(
+    'a key-shaped X-Request-Id (%s...) is replaced by a generated one',
+    async (prefix) => {
+      const response = await getWithKey(t.app, '/v1/me', key).set(
+        'X-Request-Id',
+        `${prefix}${key}`,
+      );
+
+      expect(response.status).toBe(200);
+      expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      const line = await requestLineOf(response);
+      expect(leaksOf(JSON.stringify(line), key)).toEqual([]);
+    },
+  );
+});
+
+function encodeEvery(text: string): string {
+  return [...Buffer.from(text, 'utf8')]
+    .map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`)
+    .join('');
+}
 
 /*
  * The built server (`node dist/main.js`, as production runs it; `npm test` builds it first) when

@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Logger as PinoLogger } from 'pino';
+import { redactApiKeys } from '../logging/key-redaction';
 import { isDatabaseUnavailable } from './database-errors';
 import type { ErrorEnvelopeDto } from './error-envelope.dto';
 
@@ -44,7 +45,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
       statusCode: status,
       message: this.messageOf(exception, status),
       error: HttpStatus[status] ?? 'ERROR',
-      path: request.originalUrl,
+      // The request as received, with key-shaped values replaced however they were encoded: a
+      // key sent in the query string or the path (`?api_key=st_...`) is not repeated back, to a
+      // caller who may not be its owner, nor to whatever logs the response on the way.
+      path: redactApiKeys(request.originalUrl),
       timestamp: new Date().toISOString(),
     };
     response.status(status).json(body);
@@ -75,8 +79,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
       // Any other 400 comes from the framework (a path it could not decode), in words that
       // repeat the caller's input: a fixed text instead.
       if (status === HttpStatus.BAD_REQUEST && !Array.isArray(message)) return 'Bad Request';
-      if (typeof message === 'string' || Array.isArray(message))
-        return message as string | string[];
+      // A validation message names the parameter at fault, whose name may be a key.
+      if (typeof message === 'string') return redactApiKeys(message);
+      if (Array.isArray(message)) {
+        return (message as unknown[]).map((entry) =>
+          typeof entry === 'string' ? redactApiKeys(entry) : String(entry),
+        );
+      }
       return exception.message;
     }
     return 'Internal server error';

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
+import { holdsApiKey } from '../logging/key-redaction';
 
 // A caller's request id is echoed only if it is short and plain, so it cannot inject into logs.
 export const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -7,7 +8,9 @@ export const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Headers of every response, errors and unknown paths included (express middleware). */
 export function setResponseHeaders(request: Request, response: Response, next: NextFunction): void {
   const given = request.header('x-request-id');
-  const requestId = given && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+  // A key-shaped id (`req_st_...`) is not echoed nor logged either: it is replaced like any other.
+  const requestId =
+    given && SANE_REQUEST_ID.test(given) && !holdsApiKey(given) ? given : randomUUID();
   request.headers['x-request-id'] = requestId;
   response.setHeader('X-Request-Id', requestId);
   // Every answer is private to one workspace: no shared or browser cache may keep it.

@@ -3,20 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request } from 'express';
 import { type LevelWithSilent, type LoggerOptions, stdTimeFunctions } from 'pino';
 import type { Options } from 'pino-http';
-
-/*
- * Anything that looks like an API key: `st_` (or `st%5F`) up to the next delimiter of a URL, a
- * header or a JSON string, so that a mistyped key (all but one character of a real one) goes too. It must
- * start a token: after the start, a character that is not part of a word, or a percent escape
- * (`Bearer%20st_...`); `first_name` is left alone.
- */
-const API_KEY_LIKE = /(?<=^|[^A-Za-z0-9_]|%[0-9A-Fa-f]{2})st(?:_|%5[Ff])[^\s"'&#/\\,;]*/g;
-const REDACTED_KEY = 'st_[REDACTED]';
-
-/** The text with every key-like value replaced: the last pass over each log line. */
-export function redactApiKeys(text: string): string {
-  return text.replace(API_KEY_LIKE, REDACTED_KEY);
-}
+import { redactApiKeys } from './key-redaction';
 
 /** The root logger's options: JSON lines, ISO times, and no secret in any line. */
 export function loggerOptions(level: LevelWithSilent): LoggerOptions {
@@ -29,7 +16,8 @@ export function loggerOptions(level: LevelWithSilent): LoggerOptions {
       paths: ['req.headers.authorization', 'headers.authorization', 'authorization'],
       censor: '[REDACTED]',
     },
-    // Whatever a line holds (a message, an error's stack, a path), keys do not reach the output.
+    // Whatever a line holds (a message, an error's stack, a path, a request id), in whatever
+    // encoding, key-shaped values do not reach the output (key-redaction.ts).
     hooks: { streamWrite: redactApiKeys },
   };
 }

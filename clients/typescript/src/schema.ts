@@ -186,7 +186,7 @@ export interface components {
              */
             error: string;
             /**
-             * @description The path called with its query string, exactly as received.
+             * @description The path called with its query string, as received (still percent-encoded), with every key-shaped value (`st_...`, in any encoding, glued to other text or not) replaced by `st_[REDACTED]`: a key sent in the URL is not repeated back. Empty for a request the HTTP parser could not read.
              * @example /v1/companies?limit=500
              */
             path: string;
