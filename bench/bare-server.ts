@@ -1,9 +1,14 @@
 import { createServer, type ServerResponse } from 'node:http';
-import { Pool } from 'pg';
+import { Pool, type QueryResultRow } from 'pg';
 import { hashApiKey, isWellFormedApiKey } from '../src/auth/api-key';
 import { API_KEY_BY_HASH_SQL, type ApiKeyRow } from '../src/auth/api-keys.sql';
-import { COMPANY_PAGE_SQL } from '../src/companies/companies.sql';
-import { LEAD_PAGE_SQL } from '../src/leads/leads.sql';
+import { ChangeCursors } from '../src/changes/change-cursor';
+import { changeFeedPage } from '../src/changes/change-feed';
+import type { Feed } from '../src/changes/change-feed-sql';
+import { COMPANY_CHANGES_SQL, COMPANY_PAGE_SQL } from '../src/companies/companies.sql';
+import type { Environment } from '../src/config/environment';
+import { LEAD_CHANGES_SQL, LEAD_PAGE_SQL } from '../src/leads/leads.sql';
+import type { Queryable } from '../src/database/database';
 import { poolConfig } from '../src/database/pool-config';
 import { planIncludesApiAccess } from '../src/workspaces/plans';
 
@@ -11,7 +16,8 @@ import { planIncludesApiAccess } from '../src/workspaces/plans';
  * The bare limit: the fastest thing that answers the benchmark's requests with the same bytes.
  * node:http and pg, no framework, no ORM, no validation beyond what the benchmark sends, no rate
  * limit, no logging. It runs the service's own SQL (imported, not copied) on a pool configured
- * like the service's, and looks the key up by its hash the same way.
+ * like the service's, and looks the key up by its hash the same way. The change feeds run the
+ * service's own page function (statement, then the signed cursor) on that pool.
  */
 const { DATABASE_URL, API_KEY_SECRET = '', PORT = '3000' } = process.env;
 
@@ -21,6 +27,18 @@ const LISTS: Record<string, string> = {
   '/v1/companies': COMPANY_PAGE_SQL,
   '/v1/leads': LEAD_PAGE_SQL,
 };
+
+const FEEDS: Record<string, [Feed, string]> = {
+  '/v1/companies/changes': ['companies', COMPANY_CHANGES_SQL],
+  '/v1/leads/changes': ['leads', LEAD_CHANGES_SQL],
+};
+// The same secret makes the same cursors: the answers stay byte for byte the service's.
+const cursors = new ChangeCursors({ API_KEY_SECRET } as Environment);
+// changeFeedPage runs its statement through `query` alone: here the pool's, as in the service.
+const database = {
+  query: async <T extends QueryResultRow>(sql: string, values: unknown[]) =>
+    (await pool.query<T>(sql, values)).rows,
+} satisfies Queryable;
 
 function send(response: ServerResponse, status: number, body: string): void {
   response.writeHead(status, {
@@ -53,9 +71,17 @@ const server = createServer((request, response) => {
         const { workspaceId: id, workspaceName: name, plan } = found;
         return send(response, 200, JSON.stringify({ id, name, plan }));
       }
+      const query = new URLSearchParams(search);
+      const feed = FEEDS[path];
+      if (feed) {
+        const [name, sql] = feed;
+        const cursor = query.get('cursor') ?? undefined;
+        const page = { cursor, limit: Number(query.get('limit') ?? 200) };
+        const body = await changeFeedPage(database, cursors, sql, name, found.workspaceId, page);
+        return send(response, 200, body);
+      }
       const sql = LISTS[path];
       if (!sql) return send(response, 404, '{"statusCode":404}');
-      const query = new URLSearchParams(search);
       const since = query.get('since');
       const { rows } = await pool.query<{ body: string }>(sql, [
         found.workspaceId,

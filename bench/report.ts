@@ -1,4 +1,5 @@
 import type { BenchScale } from './data';
+import type { ImportRuns, SyncPass } from './feeds';
 
 export type ServerName = 'service' | 'bare' | 'naive';
 
@@ -27,11 +28,23 @@ export interface Report {
   workloads: { id: string; title: string }[];
   measurements: Measurement[];
   ceiling: Measurement[];
+  /** (h) the full sync of the large workspace, through the feed and by offsets. */
+  sync?: { feedLimit: number; offsetLimit: number; feed: SyncPass; offset: SyncPass };
+  /** (i) imports with change tracking on and off, and the no-op re-import. */
+  imports?: ImportRuns;
 }
+
+/** The workloads of one page of the companies feed each (the g target compares their p50s). */
+const FEED_PAGES = ['g1', 'g2', 'g3'];
 
 const number = (value: number, digits = 0) =>
   Number.isFinite(value) ? value.toFixed(digits) : '–';
 const ratio = (value: number) => (Number.isFinite(value) ? `${value.toFixed(2)}x` : '–');
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
 
 /** The generated part of docs/benchmarks.md: settings, tables per workload, and the targets. */
 export function renderReport(report: Report): string {
@@ -52,10 +65,12 @@ export function renderReport(report: Report): string {
       (report.generation === undefined
         ? ' (reused from a previous run).'
         : `, generated in ${number(report.generation)} s.`),
-    `- Load: autocannon, ${report.connections} connections (c1: one), per workload the servers in ` +
-      `the order service, bare, naive, bare, service, each period ${report.seconds} s after a ` +
-      'warm-up; requests drawn at random from the workload; p50 and p99 over every response. ' +
-      `pgbench: the same statements, ${report.connections} clients.`,
+    `- Load: autocannon, ${report.connections} connections (c1 and the feed pages g1–g3: one), ` +
+      'per workload the servers in the order ' +
+      `${report.smoke ? 'service, bare, naive' : 'service, bare, naive, bare, service'} (the feed ` +
+      'pages without the naive server, which has no feed of its own), each period ' +
+      `${report.seconds} s after a warm-up; requests drawn at random from the workload; p50 ` +
+      `and p99 over every response. pgbench: the same statements, as many clients.`,
     `- Start-up to ready: ${(['service', 'bare', 'naive'] as const)
       .map((s) => `${s} ${number(report.startup[s] ?? NaN)} ms`)
       .join(', ')}.`,
@@ -87,11 +102,59 @@ export function renderReport(report: Report): string {
     }
     lines.push('');
   }
+  if (report.sync) lines.push(...renderSync(report.sync), '');
+  if (report.imports) lines.push(...renderImports(report.imports), '');
   lines.push('### Targets', '', '| target | measured | |', '|---|---|---|');
   for (const [target, measured, met] of targets(report, find)) {
     lines.push(`| ${target} | ${measured} | ${met ? 'met' : '**missed**'} |`);
   }
   return lines.join('\n');
+}
+
+function renderSync({
+  feedLimit,
+  offsetLimit,
+  feed,
+  offset,
+}: NonNullable<Report['sync']>): string[] {
+  const row = (name: string, pass: SyncPass) =>
+    `| ${name} | ${pass.requests.toLocaleString('en')} | ${number(pass.seconds, 1)} | ` +
+    `${number((1000 * pass.seconds) / pass.requests, 1)} | ${pass.distinct.toLocaleString('en')} |`;
+  return [
+    '### (h) full initial sync of the large workspace, one client, service',
+    '',
+    '| pass | requests | wall time s | ms per request | distinct companies |',
+    '|---|---:|---:|---:|---:|',
+    row(`feed, limit=${feedLimit}, following nextCursor until hasMore is false`, feed),
+    row(`list, limit=${offsetLimit}, offset 0, ${offsetLimit}, … until a short page`, offset),
+    '',
+    `offsets/feed wall time: ${ratio(offset.seconds / feed.seconds)}. One request at a time, ` +
+      "the client's JSON parsing included; rate limit raised as for the load.",
+  ];
+}
+
+function renderImports(runs: ImportRuns): string[] {
+  const seconds = (values: number[]) => values.map((v) => v.toFixed(2)).join(', ');
+  const on = median(runs.on);
+  const off = median(runs.off);
+  return [
+    `### (i) import of ${runs.companies.toLocaleString('en')} companies × ` +
+      `${runs.contactsPerCompany} contacts into a fresh workspace, change tracking on and off`,
+    '',
+    '| change tracking | imports | median s | each import s, in order |',
+    '|---|---:|---:|---|',
+    `| on | ${runs.on.length} | ${number(on, 2)} | ${seconds(runs.on)} |`,
+    `| off (the *_changes_* triggers disabled) | ${runs.off.length} | ${number(off, 2)} | ` +
+      `${seconds(runs.off)} |`,
+    '',
+    `on/off (medians): ${ratio(on / off)}. ImportService through Nest, as the admin tool runs ` +
+      'it: each import in an application of its own (new database sessions) and into a new ' +
+      'workspace, after one unmeasured import; pairs in alternating order (on, off, off, on, …).',
+    '',
+    `No-op re-import of the last tracked file into its workspace: ${number(runs.noOp.seconds, 2)} ` +
+      `s, ${runs.noOp.companyChanges} rows of company_changes and ${runs.noOp.leadChanges} of ` +
+      'lead_changes written (rows whose txid is above a transaction id taken just before).',
+  ];
 }
 
 type Find = (server: string, workload: string) => Measurement | undefined;
@@ -125,6 +188,35 @@ function targets(report: Report, find: Find): [string, string, boolean][] {
       ratio(growth),
       growth <= 2,
     ]);
+  }
+  const feedPages = FEED_PAGES.flatMap((id) => find('service', id) ?? []);
+  for (const page of feedPages) {
+    const p50 = page.p50;
+    rows.push([`(${page.workload}) feed page p50 <= 60 ms`, `${number(p50, 1)} ms`, p50 <= 60]);
+  }
+  if (feedPages.length === FEED_PAGES.length) {
+    const p50s = feedPages.map((page) => page.p50);
+    const spread = Math.max(...p50s) / Math.min(...p50s);
+    rows.push(['(g1–g3) slowest/fastest feed page p50 <= 1.5x', ratio(spread), spread <= 1.5]);
+  }
+  if (report.sync) {
+    const faster = report.sync.offset.seconds / report.sync.feed.seconds;
+    rows.push([
+      '(h) full sync through the feed >= 5x faster than offsets',
+      ratio(faster),
+      faster >= 5,
+    ]);
+  }
+  if (report.imports) {
+    const cost = median(report.imports.on) / median(report.imports.off);
+    rows.push([
+      '(i) import with change tracking <= 1.3x without (medians)',
+      ratio(cost),
+      cost <= 1.3,
+    ]);
+    const { companyChanges, leadChanges } = report.imports.noOp;
+    const changes = companyChanges + leadChanges;
+    rows.push(['(i) no-op re-import emits 0 changes', String(changes), changes === 0]);
   }
   const rss = Math.max(
     ...report.measurements.filter((m) => m.server === 'service').map((m) => m.peakRssMb),

@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { displayPrefix, generateApiKey, hashApiKey } from '../src/auth/api-key';
 import { API_KEY_BY_HASH_SQL } from '../src/auth/api-keys.sql';
-import { COMPANY_PAGE_SQL } from '../src/companies/companies.sql';
+import { ChangeCursors } from '../src/changes/change-cursor';
+import { COMPANY_CHANGES_SQL, COMPANY_PAGE_SQL } from '../src/companies/companies.sql';
+import type { Environment } from '../src/config/environment';
 import { applyMigrations } from '../src/database/migrator';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/dev/embedded-postgres';
 import { findFreePort } from '../src/dev/free-port';
@@ -20,6 +22,14 @@ import {
   smallWorkspaceId,
   type BenchScale,
 } from './data';
+import {
+  checkFeedPages,
+  companyFeedPosition,
+  feedSync,
+  measureImports,
+  offsetSync,
+  type FeedPosition,
+} from './feeds';
 import { renderReport, type Measurement, type Report, type ServerName } from './report';
 
 /**
@@ -30,7 +40,8 @@ import { renderReport, type Measurement, type Report, type ServerName } from './
  * - BENCH_DATABASE_URL: a server and a database whose name contains "bench"; it is dropped and
  *   recreated. Default: the local PostgreSQL on 5432 if it answers, else an embedded one.
  * - BENCH_SECONDS (each measured period), BENCH_CONNECTIONS; BENCH_WORKLOADS=a,e to run only
- *   those (the report then goes to the temporary directory).
+ *   those (the report then goes to the temporary directory); h is the full sync through the feed
+ *   and by offsets, i the imports with change tracking on and off.
  * - --reuse-data: keep the data of a previous run of the same scale (while iterating).
  */
 const ROOT = join(__dirname, '..', '..');
@@ -41,6 +52,13 @@ const seconds = Number(process.env.BENCH_SECONDS ?? (smoke ? 1 : 10));
 const warmupSeconds = smoke ? 0.5 : 2;
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const secret = randomBytes(32).toString('base64url');
+// Signs cursors at any position of the feeds, as the servers (given the same secret) do.
+const cursors = new ChangeCursors({ API_KEY_SECRET: secret } as Environment);
+// Changes per feed page (the feed's maximum), and items per page of the offset sync (the list's).
+const FEED_LIMIT = 1000;
+const LIST_LIMIT = 200;
+// Companies (with their contacts) per import of workload i, and pairs of imports, on and off.
+const IMPORT = smoke ? { companies: 1_000, rounds: 1 } : { companies: 10_000, rounds: 5 };
 // Every date of the data and of the `since` filters is relative to this instant.
 const now = new Date();
 
@@ -57,6 +75,8 @@ interface Workload {
   requests: Request[];
   /** Concurrent connections, when not the run's. */
   connections?: number;
+  /** The servers measured, when not all. */
+  servers?: ServerName[];
   /** The SQL statements of one such request, with their parameters, for pgbench. */
   statements: (request: Request) => [string, SqlValue[]][];
 }
@@ -72,7 +92,10 @@ async function main(): Promise<void> {
     const keys = await createKeys(database.url);
     // BENCH_WORKLOADS=a,e runs only those (while iterating; a committed report has them all).
     const only = process.env.BENCH_WORKLOADS?.split(',');
-    const workloads = defineWorkloads(keys).filter(({ id }) => !only || only.includes(id));
+    const selected = (id: string) => !only || only.includes(id);
+    const feedPages = (await locateFeedPages(database.url)).filter(({ id }) => selected(id));
+    const workloads = defineWorkloads(keys, feedPages).filter(({ id }) => selected(id));
+    const largeKey = keys.get(LARGE_WORKSPACE_ID) ?? '';
     const report: Report = {
       smoke,
       scale,
@@ -87,22 +110,26 @@ async function main(): Promise<void> {
     };
     const servers = new Map<ServerName, RunningServer>();
     try {
-      const samples = new Map<ServerName, string[]>();
+      const samples = new Map<ServerName, (string | null)[]>();
       for (const name of SERVERS) {
         const running = await startServer(name, database.url);
         servers.set(name, running);
         report.startup[name] = running.startupMs;
         log(`${name}: ready in ${running.startupMs.toFixed(0)} ms`);
-        samples.set(name, await fetchSamples(running.port, workloads));
+        samples.set(name, await fetchSamples(running, workloads));
       }
       checkSameAnswers(samples);
+      const serviceUrl = `http://127.0.0.1:${servers.get('service')?.port}`;
+      await checkFeedPages(
+        serviceUrl,
+        largeKey,
+        feedPages.map((page) => ({ ...page, path: feedPath(page.after), size: FEED_LIMIT })),
+      );
       for (const workload of workloads) {
-        // The service and the bare server twice, in mirrored order, so that the machine's drift
-        // during a workload weighs on both alike; the naive one once, in the middle.
         const runs = new Map<ServerName, LoadResult[]>();
-        for (const name of ['service', 'bare', 'naive', 'bare', 'service'] as const) {
+        for (const name of ORDER) {
           const running = servers.get(name);
-          if (!running) continue;
+          if (!running || !(workload.servers ?? SERVERS).includes(name)) continue;
           runs.set(name, [...(runs.get(name) ?? []), await measure(running, workload)]);
         }
         for (const [name, results] of runs) {
@@ -115,10 +142,25 @@ async function main(): Promise<void> {
           );
         }
       }
+      if (selected('h')) report.sync = await measureSync(serviceUrl, largeKey);
     } finally {
       for (const running of servers.values()) await stopServer(running);
     }
     report.ceiling = runPgbench(database.url, workloads);
+    if (selected('i')) {
+      log(
+        `imports of ${IMPORT.companies} companies, ${IMPORT.rounds} each with change tracking ` +
+          'on and off',
+      );
+      report.imports = await withClient(database.url, (client) =>
+        measureImports(
+          client,
+          { DATABASE_URL: database.url, API_KEY_SECRET: secret },
+          { workspaceId: LARGE_WORKSPACE_ID, ...IMPORT },
+          log,
+        ),
+      );
+    }
     const output =
       smoke || only
         ? join(tmpdir(), `benchmarks-${smoke ? 'smoke' : 'partial'}.md`)
@@ -129,6 +171,13 @@ async function main(): Promise<void> {
     if (failed.length > 0) {
       throw new Error(
         `requests failed: ${failed.map((m) => `${m.server} ${m.workload}`).join(', ')}`,
+      );
+    }
+    const noOp = report.imports?.noOp;
+    if (noOp && noOp.companyChanges + noOp.leadChanges !== 0) {
+      throw new Error(
+        `the no-op re-import emitted changes: ${noOp.companyChanges} in company_changes, ` +
+          `${noOp.leadChanges} in lead_changes (expected none)`,
       );
     }
   } finally {
@@ -209,8 +258,12 @@ async function prepareData(url: string): Promise<number | undefined> {
   const started = performance.now();
   await withClient(url, async (client) => {
     await generateBenchData(client, scale, now, log);
-    // The generator vacuums the tables it fills; the triggers filled these.
-    await client.query('VACUUM (ANALYZE) company_day_counts, lead_day_counts');
+    // The generator vacuums the tables it fills; the triggers filled these. Without statistics
+    // (autovacuum is off on our CI machines) the feed's first page is planned as a scan of the
+    // whole workspace and a sort: about 1 s instead of 50 ms (docs/benchmarks.md).
+    await client.query(
+      'VACUUM (ANALYZE) company_day_counts, lead_day_counts, company_changes, lead_changes',
+    );
   });
   const elapsed = (performance.now() - started) / 1000;
   log(`data generated in ${elapsed.toFixed(0)} s`);
@@ -241,7 +294,50 @@ async function createKeys(url: string): Promise<Map<string, string>> {
 
 // ---- the workloads ------------------------------------------------------------------------------
 
-function defineWorkloads(keys: Map<string, string>): Workload[] {
+/** A feed page of workloads g1-g3: after which change it starts, and what it must hold. */
+interface FeedPageCase {
+  id: string;
+  title: string;
+  /** The cursor's position; none for the first page. */
+  after?: FeedPosition;
+  firstId: string;
+  hasMore: boolean;
+}
+
+/** The first page, the page after the middle change and the last full page of the large feed. */
+async function locateFeedPages(url: string): Promise<FeedPageCase[]> {
+  const n = scale.largeCompanies;
+  const count = (i: number) => i.toLocaleString('en');
+  return withClient(url, async (client) => {
+    const at = (i: number) => companyFeedPosition(client, LARGE_WORKSPACE_ID, i);
+    return [
+      { id: 'g1', title: 'the first page (no cursor)', firstId: (await at(1)).id, hasMore: true },
+      {
+        id: 'g2',
+        title: `a middle page (cursor at the ${count(n / 2)}th change)`,
+        after: await at(n / 2),
+        firstId: (await at(n / 2 + 1)).id,
+        hasMore: true,
+      },
+      {
+        id: 'g3',
+        title: `the last page (cursor at the ${count(n - FEED_LIMIT)}th change of ${count(n)})`,
+        after: await at(n - FEED_LIMIT),
+        firstId: (await at(n - FEED_LIMIT + 1)).id,
+        hasMore: false,
+      },
+    ];
+  });
+}
+
+/** The request of a page of the large workspace's companies feed after a position. */
+function feedPath(after: FeedPosition | undefined): string {
+  const query = new URLSearchParams({ limit: String(FEED_LIMIT) });
+  if (after) query.set('cursor', cursors.encode('companies', LARGE_WORKSPACE_ID, after));
+  return `/v1/companies/changes?${query.toString()}`;
+}
+
+function defineWorkloads(keys: Map<string, string>, feedPages: FeedPageCase[]): Workload[] {
   const keyOf = (workspace: string): string => {
     const key = keys.get(workspace);
     if (!key) throw new Error(`no key for ${workspace}`);
@@ -270,6 +366,15 @@ function defineWorkloads(keys: Map<string, string>): Workload[] {
       ];
     };
   const companies = list(COMPANY_PAGE_SQL);
+  // A feed page's statements: the key lookup, then the feed's one statement after the position
+  // (none: from the start), with the position's pass (null: this read starts it).
+  const feed = (after: FeedPosition | undefined) => (): [string, SqlValue[]][] => [
+    [API_KEY_BY_HASH_SQL, [hashOf(large)]],
+    [
+      COMPANY_CHANGES_SQL,
+      [LARGE_WORKSPACE_ID, after?.txid ?? '0', after?.id ?? '', FEED_LIMIT, after?.pass ?? null],
+    ],
+  ];
   const sync: Request[] = [];
   for (const workspace of small) {
     for (let offset = 0; offset < scale.smallCompanies; offset += 200) {
@@ -303,6 +408,15 @@ function defineWorkloads(keys: Map<string, string>): Workload[] {
       requests: [{ path: `/v1/companies?limit=200&offset=${offset}`, key: large }],
       connections: clients,
       statements: companies,
+    })),
+    // Service and bare only: the naive server replaces the companies service by its list alone.
+    ...feedPages.map(({ id, title, after }) => ({
+      id,
+      title: `companies feed of the large workspace, ${title}, limit=${FEED_LIMIT}, one client`,
+      requests: [{ path: feedPath(after), key: large }],
+      connections: 1,
+      servers: ['service', 'bare'] satisfies ServerName[],
+      statements: feed(after),
     })),
     {
       id: 'd0',
@@ -342,6 +456,30 @@ function defineWorkloads(keys: Map<string, string>): Workload[] {
   ];
 }
 
+// ---- the full sync ------------------------------------------------------------------------------
+
+/**
+ * A new client's full initial sync of the large workspace, one request at a time: through the
+ * feed, then by offsets on the list. Each pass must see every company.
+ */
+async function measureSync(service: string, key: string): Promise<NonNullable<Report['sync']>> {
+  const feed = await feedSync(service, key, FEED_LIMIT);
+  log(`sync through the feed: ${feed.requests} pages, ${feed.seconds.toFixed(1)} s`);
+  const offset = await offsetSync(service, key, LIST_LIMIT);
+  log(`sync by offsets: ${offset.requests} pages, ${offset.seconds.toFixed(1)} s`);
+  for (const [name, pass] of [
+    ['feed', feed],
+    ['offset', offset],
+  ] as const) {
+    if (pass.distinct !== scale.largeCompanies) {
+      throw new Error(
+        `the ${name} sync saw ${pass.distinct} distinct companies, not ${scale.largeCompanies}`,
+      );
+    }
+  }
+  return { feedLimit: FEED_LIMIT, offsetLimit: LIST_LIMIT, feed, offset };
+}
+
 // ---- the servers --------------------------------------------------------------------------------
 
 interface RunningServer {
@@ -355,6 +493,10 @@ interface RunningServer {
 // node flags (heap bounds), without npm in between.
 const PRODUCTION_FLAGS = productionNodeFlags();
 const SERVERS: ServerName[] = ['service', 'bare', 'naive'];
+// Per workload, the service and the bare server twice, in mirrored order, so that the machine's
+// drift during a workload weighs on both alike; the naive one once, in the middle. A smoke run
+// only checks that everything runs: each server once.
+const ORDER: ServerName[] = smoke ? SERVERS : ['service', 'bare', 'naive', 'bare', 'service'];
 const COMMAND: Record<ServerName, string[]> = {
   service: [...PRODUCTION_FLAGS, join(ROOT, 'dist', 'main.js')],
   bare: [join(__dirname, 'bare-server.js')],
@@ -495,16 +637,33 @@ function randomIndex(length: number): number {
   return Math.floor(Math.random() * length);
 }
 
-/** The first request of each workload, as each server answers it: compared after the runs. */
-async function fetchSamples(port: number, workloads: Workload[]): Promise<string[]> {
-  const bodies: string[] = [];
-  for (const { requests } of workloads) {
+/**
+ * The first requests of each workload, as each server answers them (null where the server is not
+ * measured on the workload): compared after the runs.
+ */
+async function fetchSamples(
+  { name, port }: RunningServer,
+  workloads: Workload[],
+): Promise<(string | null)[]> {
+  const bodies: (string | null)[] = [];
+  for (const { requests, servers } of workloads) {
     // The API's answers; health probes are not the same program on both sides.
     for (const { path, key } of requests.filter((r) => r.path.startsWith('/v1/')).slice(0, 3)) {
+      if (!(servers ?? SERVERS).includes(name)) {
+        bodies.push(null);
+        continue;
+      }
       const response = await fetch(`http://127.0.0.1:${port}${path}`, {
         headers: { authorization: `Bearer ${key}` },
       });
-      bodies.push(`${response.status} ${await response.text()}`);
+      const body = await response.text();
+      // A feed read without a cursor may start the client's pass at the database's current
+      // transaction horizon, which its nextCursor carries and which moves between two reads.
+      const firstRead = path.includes('/changes?') && !path.includes('cursor=');
+      const comparable = firstRead
+        ? body.replace(/"nextCursor":"[^"]*"/, '"nextCursor":"(a first read\'s)"')
+        : body;
+      bodies.push(`${response.status} ${comparable}`);
     }
   }
   return bodies;
@@ -514,23 +673,26 @@ async function fetchSamples(port: number, workloads: Workload[]): Promise<string
  * The bare server must write the service's bytes exactly; the naive one the same JSON values
  * (its own serializer writes numbers its way). A difference is a bug in one of them.
  */
-function checkSameAnswers(samples: Map<ServerName, string[]>): void {
+function checkSameAnswers(samples: Map<ServerName, (string | null)[]>): void {
   const service = samples.get('service') ?? [];
   const parse = (sample: string) => JSON.parse(sample.slice(4)) as unknown;
   service.forEach((sample, i) => {
-    if (samples.get('bare')?.[i] !== sample) {
+    if (sample === null) return;
+    const bare = samples.get('bare')?.[i];
+    if (bare !== null && bare !== sample) {
       throw new Error(
         `the bare server's answer differs from the service's: ${sample.slice(0, 200)}`,
       );
     }
-    const naive = samples.get('naive')?.[i] ?? '';
-    if (JSON.stringify(parse(naive)) !== JSON.stringify(parse(sample))) {
+    const naive = samples.get('naive')?.[i];
+    if (naive !== null && JSON.stringify(parse(naive ?? '')) !== JSON.stringify(parse(sample))) {
       throw new Error(
         `the naive server's answer differs from the service's: ${sample.slice(0, 200)}`,
       );
     }
   });
-  log(`${service.length} sample answers: bare identical byte for byte, naive equal as JSON`);
+  const compared = service.filter((sample) => sample !== null).length;
+  log(`${compared} sample answers: bare identical byte for byte, naive equal as JSON`);
 }
 
 // ---- pgbench ------------------------------------------------------------------------------------
