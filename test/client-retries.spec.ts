@@ -89,6 +89,23 @@ describe('Client retries', () => {
     expect(sleeps[1]).toBeGreaterThan(sleeps[0]);
   });
 
+  it("waits at least a 503's Retry-After, and the backoff when it is longer", async () => {
+    const shed = (seconds: string) =>
+      reply(503, envelope(503, 'SERVICE_UNAVAILABLE', 'Service temporarily unavailable'), {
+        'Retry-After': seconds,
+      });
+    const { client, sleeps } = scripted(
+      [shed('5'), shed('1'), shed('1'), shed('1'), shed('3600'), reply(200, WORKSPACE)],
+      { maxRetries: 5 },
+    );
+
+    await expect(client.me()).resolves.toEqual(WORKSPACE);
+
+    // Retry-After 5 s over a 375 ms backoff; then backoffs of 750 ms (Retry-After 1 s is longer),
+    // 1500 and 3000 ms; a Retry-After of an hour is capped at backoffMaxMs (30 s).
+    expect(sleeps).toEqual([5000, 1000, 1500, 3000, 30_000]);
+  });
+
   it('gives up on a 503 after maxRetries with a typed error carrying the envelope', async () => {
     const { client, sleeps, urls } = scripted(
       [unavailable(), unavailable(), unavailable(), unavailable()],

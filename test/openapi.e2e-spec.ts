@@ -309,12 +309,16 @@ describe('the OpenAPI document', () => {
         ...EVERY_RESPONSE,
       }),
     );
-    for (const status of [500, 503]) {
-      expect(headersOf(responses[status])).toEqual({
-        ...optional(RATE_LIMIT),
-        ...required(EVERY_RESPONSE),
-      });
-    }
+    expect(headersOf(responses[500])).toEqual({
+      ...optional(RATE_LIMIT),
+      ...required(EVERY_RESPONSE),
+    });
+    // A 503 says when to retry: soon after shedding load, later after a database failure.
+    expect(headersOf(responses[503])).toEqual({
+      ...required({ 'Retry-After': 'integer 1..' }),
+      ...optional(RATE_LIMIT),
+      ...required(EVERY_RESPONSE),
+    });
   });
 
   it('shows the exact fixed body of each error status as its example', () => {

@@ -1,11 +1,24 @@
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { Pool, type QueryResultRow } from 'pg';
 import { Environment } from '../config/environment';
-import { poolConfig } from './pool-config';
+import { MAX_WAITING, poolConfig } from './pool-config';
 
 /** What the serving path needs of the database: one statement, its rows. */
 export interface Queryable {
   query<T extends QueryResultRow>(sql: string, values: unknown[]): Promise<T[]>;
+}
+
+/**
+ * A statement refused at once because MAX_WAITING statements already wait for a connection: the
+ * pool is saturated (src/http/database-errors.ts maps it to a 503 with `Retry-After: 1`).
+ */
+export class PoolSaturatedError extends Error {
+  readonly code = 'POOL_SATURATED';
+
+  constructor(waiting: number) {
+    super(`pool saturated: ${waiting} statements already wait for a connection`);
+    this.name = 'PoolSaturatedError';
+  }
 }
 
 /**
@@ -30,8 +43,12 @@ export class Database implements Queryable, OnModuleDestroy {
     );
   }
 
-  /** One statement; values are bound parameters, never spliced into the text. */
+  /**
+   * One statement; values are bound parameters, never spliced into the text. Refused at once when
+   * the pool's queue is full, and after CONNECTION_WAIT_MS without a connection (pool-config.ts).
+   */
   async query<T extends QueryResultRow>(sql: string, values: unknown[]): Promise<T[]> {
+    if (this.pool.waitingCount >= MAX_WAITING) throw new PoolSaturatedError(this.pool.waitingCount);
     const { rows } = await this.pool.query<T>(sql, values);
     return rows;
   }

@@ -1,5 +1,31 @@
 import type { PoolConfig } from 'pg';
 
+/*
+ * How long a request may wait for the database, and how many may wait at once (README, "When the
+ * database fails"; docs/api.md, 503).
+ *
+ * - POOL_SIZE connections per process (node-postgres's default, stated): PostgreSQL serves a few
+ *   connections per core best, and every instance of the service has its own pool.
+ * - CONNECTION_WAIT_MS: the longest a statement waits for a connection, whether queued behind the
+ *   busy ones or opening a new one. Under load a statement holds its connection 10 to 60 ms at the
+ *   median and about 100 ms at the 99th percentile (docs/benchmarks.md, workloads (a) to (f)), and a
+ *   new connection opens in a few ms on a local network: a statement that still has none after a
+ *   second is behind a database that is stuck or overloaded, and waiting longer (it was 5 s) only
+ *   holds the client, which will retry anyway, and piles more work behind the stuck one. Shedding
+ *   it with a 503 and `Retry-After` after a second keeps the answers coming.
+ * - MAX_WAITING statements may wait at once; the next one is refused at once, without waiting.
+ *   A full queue drains in CONNECTION_WAIT_MS when statements take up to 100 ms
+ *   (POOL_SIZE × 1000 / 100 = 100 waiters): a statement queued behind more would most likely time
+ *   out anyway, so it is better refused now than after a second of waiting. The queue is also what
+ *   bounds memory and timers under a flood (1,000 concurrent requests once queued 990 waiters).
+ * - STATEMENT_TIMEOUT_MS: the longest a statement runs (the slowest serving statement, a deep page
+ *   of a million-company workspace under load, takes about 300 ms).
+ */
+export const POOL_SIZE = 10;
+export const CONNECTION_WAIT_MS = 1_000;
+export const MAX_WAITING = 100;
+export const STATEMENT_TIMEOUT_MS = 5_000;
+
 /**
  * The pool's settings. The benchmark's bare server uses them too, to be configured alike; this file
  * imports nothing else, so that it does not load Nest or Prisma there.
@@ -7,10 +33,11 @@ import type { PoolConfig } from 'pg';
 export function poolConfig(connectionString: string): PoolConfig {
   return {
     connectionString,
-    // Bounded waits, so that a database that is down or stuck gives a 503 in seconds rather
-    // than requests that hang.
-    connectionTimeoutMillis: 5_000,
-    statement_timeout: 5_000,
+    max: POOL_SIZE,
+    // Bounded waits, so that a database that is down, stuck or overloaded gives a 503 within a
+    // second or a few rather than requests that hang (the queue's bound is Database's).
+    connectionTimeoutMillis: CONNECTION_WAIT_MS,
+    statement_timeout: STATEMENT_TIMEOUT_MS,
     // - TimeZone: the adapter sends and reads timestamps without an offset; in a session whose
     //   zone is not UTC, every instant would be shifted by it.
     // - extra_float_digits: PostgreSQL writes the lists' JSON, and scores must come out exactly

@@ -9,7 +9,7 @@ import {
 import type { Request, Response } from 'express';
 import type { Logger as PinoLogger } from 'pino';
 import { redactApiKeys } from '../logging/key-redaction';
-import { isDatabaseUnavailable } from './database-errors';
+import { isDatabaseUnavailable, retryAfterSeconds } from './database-errors';
 import type { ErrorEnvelopeDto } from './error-envelope.dto';
 
 // Fixed texts: an error body never echoes internals, SQL, or the caller's input.
@@ -39,6 +39,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
     } else if (status === HttpStatus.SERVICE_UNAVAILABLE) {
       const reason = exception instanceof Error ? exception.message : '';
       this.log(request, 'warn', `Database unavailable: ${reason}`);
+      // When to try again: soon after a burst that saturated the pool, later after a failure.
+      response.setHeader('Retry-After', String(retryAfterSeconds(exception)));
     }
 
     const body: ErrorEnvelopeDto = {

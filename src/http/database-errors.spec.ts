@@ -1,6 +1,13 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../generated/prisma/client';
-import { isDatabaseUnavailable, isUndefinedTable, notMigrated } from './database-errors';
+import { PoolSaturatedError } from '../database/database';
+import {
+  isDatabaseUnavailable,
+  isPoolSaturated,
+  isUndefinedTable,
+  notMigrated,
+  retryAfterSeconds,
+} from './database-errors';
 
 function withProperties(properties: Record<string, unknown>, message = 'failed'): Error {
   return Object.assign(new Error(message), properties);
@@ -153,6 +160,34 @@ describe('isDatabaseUnavailable', () => {
     } finally {
       await prisma.$disconnect();
     }
+  });
+});
+
+describe('isPoolSaturated and retryAfterSeconds', () => {
+  it.each([
+    ['a statement refused because the queue is full', new PoolSaturatedError(100)],
+    [
+      "node-postgres's wait for a connection timing out",
+      new Error('timeout exceeded when trying to connect'),
+    ],
+  ])('%s: a 503 to retry after 1 s', (_case, error) => {
+    expect(isDatabaseUnavailable(error)).toBe(true);
+    expect(isPoolSaturated(error)).toBe(true);
+    expect(retryAfterSeconds(error)).toBe(1);
+  });
+
+  it.each([
+    ['a connection refused', withProperties({ code: 'ECONNREFUSED' })],
+    [
+      'a new connection that did not open in time',
+      new Error('Connection terminated due to connection timeout'),
+    ],
+    ['a statement past statement_timeout', withProperties({ code: '57014' })],
+    ['a server shutting down', withProperties({ code: '57P01' })],
+  ])('%s: a 503 to retry after 5 s', (_case, error) => {
+    expect(isDatabaseUnavailable(error)).toBe(true);
+    expect(isPoolSaturated(error)).toBe(false);
+    expect(retryAfterSeconds(error)).toBe(5);
   });
 });
 

@@ -18,12 +18,21 @@ const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFO
 const DRIVER_MESSAGES =
   /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|on an expired transaction|Unable to start a transaction in the given time/i;
 const MAX_DEPTH = 6;
+// What a statement that could not get a connection in time throws: refused at once by the queue's
+// bound (Database's PoolSaturatedError), or node-postgres's timeout while waiting in the queue.
+const POOL_SATURATED_CODE = 'POOL_SATURATED';
+const POOL_WAIT_TIMEOUT = /^timeout exceeded when trying to connect$/i;
+
+/** `Retry-After` of a 503: the pool saturated (a burst, over in about a second), or the database. */
+export const RETRY_AFTER_SATURATED_SECONDS = 1;
+export const RETRY_AFTER_UNAVAILABLE_SECONDS = 5;
 
 /** True when an error means "the database is unavailable right now", worth a 503 not a 500. */
 export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
   if (!error || typeof error !== 'object' || depth > MAX_DEPTH) return false;
   const { code, kind, originalCode, message, cause, name, meta } = error as Record<string, unknown>;
   if (name === 'PrismaClientInitializationError') return true;
+  if (code === POOL_SATURATED_CODE) return true;
   if (typeof code === 'string' && (PRISMA_CODES.has(code) || isConnectionCode(code))) return true;
   if (typeof kind === 'string' && ADAPTER_KINDS.has(kind)) return true;
   if (typeof originalCode === 'string' && isConnectionCode(originalCode)) return true;
@@ -32,6 +41,23 @@ export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
   // statement_timeout cancelled), other libraries in cause.
   const driverError = (meta as { driverAdapterError?: unknown } | undefined)?.driverAdapterError;
   return isDatabaseUnavailable(cause, depth + 1) || isDatabaseUnavailable(driverError, depth + 1);
+}
+
+/**
+ * True when a statement was refused because every connection was busy and too many waited, or it
+ * waited CONNECTION_WAIT_MS for one: load to shed, not a database that is down.
+ */
+export function isPoolSaturated(error: unknown): boolean {
+  if (!error || typeof error !== 'object') return false;
+  const { code, message } = error as Record<string, unknown>;
+  return (
+    code === POOL_SATURATED_CODE || (typeof message === 'string' && POOL_WAIT_TIMEOUT.test(message))
+  );
+}
+
+/** The `Retry-After` of the 503 that a database error gets, in whole seconds. */
+export function retryAfterSeconds(error: unknown): number {
+  return isPoolSaturated(error) ? RETRY_AFTER_SATURATED_SECONDS : RETRY_AFTER_UNAVAILABLE_SECONDS;
 }
 
 function isConnectionCode(code: string): boolean {

@@ -86,9 +86,9 @@ Every error has the body \`{statusCode, message, error, path, timestamp}\` (sche
 \`ErrorEnvelopeDto\`): 400 for invalid parameters (\`message\` is then an array with one entry per
 violated constraint, each naming the parameter), 401, 404 (\`NOT_FOUND\`) for an unknown path
 or method and for an id that is not an item of the workspace, 410 (\`GONE\`) for an expired feed
-cursor, 429, 503 when the database is unreachable or timing out (\`Service temporarily
-unavailable\`; retry later), and 500 for any other failure (\`Internal server error\`, with no
-internal detail).
+cursor, 429, 503 when the service sheds load or the database is unreachable or timing out
+(\`Service temporarily unavailable\`; retry after \`Retry-After\` seconds), and 500 for any other
+failure (\`Internal server error\`, with no internal detail).
 
 ## Headers of every response
 

@@ -48,6 +48,17 @@ const RETRY_AFTER: HeadersObject = {
   },
 };
 
+const RETRY_AFTER_UNAVAILABLE: HeadersObject = {
+  'Retry-After': {
+    required: true,
+    description:
+      'Whole seconds to wait before retrying: 1 when the service is saturated (every database ' +
+      'connection busy and too many requests waiting: a burst, over in about a second), 5 when ' +
+      'the database is unreachable, restarting or too slow.',
+    schema: integer(1),
+  },
+};
+
 const WWW_AUTHENTICATE: HeadersObject = {
   'WWW-Authenticate': {
     required: true,
@@ -182,10 +193,12 @@ export function ApiContractResponses(
     ApiResponse({
       status: 503,
       description:
-        'The database is unreachable or timing out; retry later, the service recovers by itself. ' +
-        'The X-RateLimit headers are present when the key had been accepted.',
+        'The service sheds load or the database is unavailable: no database connection within 1 ' +
+        'second (at once when 100 requests already wait for one), the database unreachable, or a ' +
+        'statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service ' +
+        'recovers by itself. The X-RateLimit headers are present when the key had been accepted.',
       type: ErrorEnvelopeDto,
-      headers: { ...RATE_LIMIT(false), ...EVERY_RESPONSE },
+      headers: { ...RETRY_AFTER_UNAVAILABLE, ...RATE_LIMIT(false), ...EVERY_RESPONSE },
       example: errorExample(503, 'SERVICE_UNAVAILABLE', 'Service temporarily unavailable'),
     }),
   );

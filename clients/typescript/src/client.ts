@@ -210,7 +210,11 @@ export class Client {
       }
       if (TRANSIENT_STATUSES.has(response.status) && failures < this.maxRetries) {
         await response.body?.cancel();
-        await this.sleep(backoffDelay(failures++, this.backoff));
+        // A 503's Retry-After (1 s when the service sheds load, 5 s when its database failed) is
+        // the least to wait; the backoff, longer with every retry, may say more.
+        const retryAfterMs = (headerNumber(response, 'retry-after') ?? 0) * 1000;
+        const backoff = backoffDelay(failures++, this.backoff);
+        await this.sleep(Math.max(backoff, Math.min(retryAfterMs, this.backoff.maxMs)));
         continue;
       }
       // 400 and 401 would fail the same way again; a 500 is a fault of the service for this very

@@ -626,9 +626,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The database is unreachable or timing out; retry later, the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            /** @description The service sheds load or the database is unavailable: no database connection within 1 second (at once when 100 requests already wait for one), the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
             503: {
                 headers: {
+                    /** @description Whole seconds to wait before retrying: 1 when the service is saturated (every database connection busy and too many requests waiting: a burst, over in about a second), 5 when the database is unreachable, restarting or too slow. */
+                    "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
@@ -806,9 +808,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The database is unreachable or timing out; retry later, the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            /** @description The service sheds load or the database is unavailable: no database connection within 1 second (at once when 100 requests already wait for one), the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
             503: {
                 headers: {
+                    /** @description Whole seconds to wait before retrying: 1 when the service is saturated (every database connection busy and too many requests waiting: a burst, over in about a second), 5 when the database is unreachable, restarting or too slow. */
+                    "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
@@ -1012,9 +1016,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The database is unreachable or timing out; retry later, the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            /** @description The service sheds load or the database is unavailable: no database connection within 1 second (at once when 100 requests already wait for one), the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
             503: {
                 headers: {
+                    /** @description Whole seconds to wait before retrying: 1 when the service is saturated (every database connection busy and too many requests waiting: a burst, over in about a second), 5 when the database is unreachable, restarting or too slow. */
+                    "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
@@ -1215,9 +1221,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The database is unreachable or timing out; retry later, the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            /** @description The service sheds load or the database is unavailable: no database connection within 1 second (at once when 100 requests already wait for one), the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
             503: {
                 headers: {
+                    /** @description Whole seconds to wait before retrying: 1 when the service is saturated (every database connection busy and too many requests waiting: a burst, over in about a second), 5 when the database is unreachable, restarting or too slow. */
+                    "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
@@ -1395,9 +1403,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The database is unreachable or timing out; retry later, the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            /** @description The service sheds load or the database is unavailable: no database connection within 1 second (at once when 100 requests already wait for one), the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
             503: {
                 headers: {
+                    /** @description Whole seconds to wait before retrying: 1 when the service is saturated (every database connection busy and too many requests waiting: a burst, over in about a second), 5 when the database is unreachable, restarting or too slow. */
+                    "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
@@ -1601,9 +1611,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The database is unreachable or timing out; retry later, the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            /** @description The service sheds load or the database is unavailable: no database connection within 1 second (at once when 100 requests already wait for one), the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
             503: {
                 headers: {
+                    /** @description Whole seconds to wait before retrying: 1 when the service is saturated (every database connection busy and too many requests waiting: a burst, over in about a second), 5 when the database is unreachable, restarting or too slow. */
+                    "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
@@ -1804,9 +1816,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The database is unreachable or timing out; retry later, the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            /** @description The service sheds load or the database is unavailable: no database connection within 1 second (at once when 100 requests already wait for one), the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
             503: {
                 headers: {
+                    /** @description Whole seconds to wait before retrying: 1 when the service is saturated (every database connection busy and too many requests waiting: a burst, over in about a second), 5 when the database is unreachable, restarting or too slow. */
+                    "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
