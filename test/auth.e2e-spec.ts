@@ -160,8 +160,12 @@ describe.each(ENDPOINTS)('%s', (path) => {
     expect(response.body.path).toBe(withParameters);
   });
 
-  it('does not take the key from the query string', async () => {
-    await expectTheUnauthorizedResponse(`${path}?access_token=${keys.valid}`);
+  it('does not take the key from the query string, and does not echo it', async () => {
+    const response = await call(`${path}?access_token=${keys.valid}`);
+    expect(response.status).toBe(401);
+    expect(withoutPathAndTimestamp(response.text)).toBe(UNAUTHORIZED_BODY);
+    expect(response.body.path).toBe(`${path}?access_token=st_[REDACTED]`);
+    expect(response.text).not.toContain(keys.valid);
   });
 });
 
