@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CompanyDto, ContactDto } from '../src/companies/dto/company.dto';
+import { COMPANY_FIELDS, MAX_CONTACTS_PER_COMPANY } from '../src/companies/company.fields';
 import type { LeadDto } from '../src/leads/dto/lead.dto';
 import { type AdminRun, runAdminCommand } from './support/admin';
 import { createTestApp, type TestApp } from './support/app';
@@ -575,6 +576,103 @@ describe('admin import', () => {
         status: 1,
         stdout: '',
         stderr: `error: --file ${missing}: no such file\n`,
+      });
+    });
+  });
+
+  describe('bounds and text that must come back unchanged', () => {
+    it('refuses a field over its maximum length, naming the record and the field', async () => {
+      const workspace = await createWorkspace(t.prisma);
+      const max = COMPANY_FIELDS.name.maxLength;
+      const long = company({ id: 'co_long_9', name: 'N'.repeat(max + 1) });
+      const longContact = contact({
+        id: 'ct_long_1',
+        linkedin: `https://x.example/${'a'.repeat(300)}`,
+      });
+
+      const lines = await importRefused(workspace.id, {
+        companies: [company(), long, company({ contacts: [longContact] })],
+      });
+
+      expect(lines).toEqual([
+        'error: import refused, nothing was written: 2 records are invalid',
+        `  companies[1] (id co_long_9): name must be at most ${max} characters (it has ${max + 1})`,
+        '  companies[2].contacts[0] (id ct_long_1): linkedin must be at most 300 characters (it has 318)',
+      ]);
+      await expect(rowCounts(workspace.id)).resolves.toStrictEqual({
+        companies: 0,
+        contacts: 0,
+        leads: 0,
+      });
+    });
+
+    it(`refuses a company with more than ${MAX_CONTACTS_PER_COMPANY} contacts`, async () => {
+      const workspace = await createWorkspace(t.prisma);
+      const crowded = company({
+        id: 'co_crowded',
+        contacts: Array.from({ length: MAX_CONTACTS_PER_COMPANY + 1 }, () => contact()),
+      });
+
+      const lines = await importRefused(workspace.id, { companies: [crowded] });
+
+      expect(lines.slice(1)).toEqual([
+        `  companies[0] (id co_crowded): contacts must hold at most ${MAX_CONTACTS_PER_COMPANY} contacts (it holds ${MAX_CONTACTS_PER_COMPANY + 1})`,
+      ]);
+    });
+
+    it('refuses a lone UTF-16 surrogate ("\\ud800" in the file), naming the record and field', async () => {
+      const workspace = await createWorkspace(t.prisma);
+      const lone = company({ id: 'co_lone', name: 'Acme' });
+      // The escape as it appears in the file: JSON can write a surrogate that UTF-8 cannot.
+      const file = JSON.stringify({ companies: [lone] }).replace('"Acme"', '"Acme \\ud800"');
+
+      const lines = await importRefused(workspace.id, file);
+
+      expect(lines).toEqual([
+        'error: import refused, nothing was written: 1 record is invalid',
+        '  companies[0] (id co_lone): name holds a lone UTF-16 surrogate (U+D800, character 6), which UTF-8 cannot encode: it would be stored as U+FFFD',
+      ]);
+      await expect(t.prisma.company.count({ where: { workspaceId: workspace.id } })).resolves.toBe(
+        0,
+      );
+    });
+
+    it('keeps astral characters (emoji) and every other character, at the maximum length, unchanged through the API', async () => {
+      const workspace = await createWorkspace(t.prisma);
+      const { key } = await createApiKey(t.prisma, workspace.id);
+      const max = COMPANY_FIELDS.name.maxLength;
+      const emoji = company({
+        name: '\u{1f600}'.repeat(max),
+        city: 'Z\u00fcrich \u{1f3d4}\ufe0f \u2028 \t "quoted" \\ \u0001',
+        contacts: [contact({ name: 'Zo\u00eb \u{1f469}\u200d\u{1f4bb} \u{10ffff}' })],
+      });
+      const itsLead = lead(emoji, { signal: 'Visited \u{1f525} pricing' });
+
+      await importJson(workspace.id, { companies: [emoji], leads: [itsLead] });
+
+      const api = await listed(key);
+      expect(api.companies.data).toStrictEqual([emoji]);
+      expect(api.leads.data).toStrictEqual([itsLead]);
+      const one = await getWithKey(t.app, `/v1/companies/${emoji.id}`, key);
+      expect(one.body).toStrictEqual(emoji);
+    });
+
+    it('refuses a file that is not valid UTF-8, saying where, instead of reading U+FFFD', async () => {
+      const workspace = await createWorkspace(t.prisma);
+      const path = join(directory, 'latin1.json');
+      const text = JSON.stringify({ companies: [company({ name: 'Caf\u00e9' })] }, null, 1);
+      // Latin-1: é is the single byte 0xE9, which UTF-8 does not accept there.
+      await writeFile(path, Buffer.from(text, 'latin1'));
+
+      const run = await admin('import', '--workspace', workspace.id, '--file', path);
+
+      const byte = Buffer.from(text, 'latin1').indexOf(0xe9);
+      const line = text.slice(0, byte).split('\n').length;
+      const column = byte - text.lastIndexOf('\n', byte);
+      expect(run).toStrictEqual({
+        status: 1,
+        stdout: '',
+        stderr: `error: --file ${path} is not valid UTF-8: byte ${byte + 1} (line ${line}, byte ${column} of the line), 0xe9, is not UTF-8\n`,
       });
     });
   });

@@ -1,3 +1,9 @@
+import {
+  COMPANY_FIELDS,
+  CONTACT_FIELDS,
+  MAX_CONTACTS_PER_COMPANY,
+} from '../companies/company.fields';
+import { LEAD_FIELDS } from '../leads/lead.fields';
 import { checkImportFile, describeProblems } from './import-file';
 
 function company(overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -209,5 +215,102 @@ describe('checkImportFile', () => {
     ],
   ])('refuses a file shaped %j as a whole', (file, message) => {
     expect(() => checkImportFile(file)).toThrow(message);
+  });
+
+  describe('text bounds (the field maps, company.fields.ts and lead.fields.ts)', () => {
+    const maps = [
+      ['companies[0] (id co_1)', COMPANY_FIELDS, (o: Record<string, unknown>) => company(o)],
+      [
+        'companies[0].contacts[0] (id ct_1)',
+        CONTACT_FIELDS,
+        (o: Record<string, unknown>) => company({ contacts: [contact(o)] }),
+      ],
+      ['leads[0] (id ld_1)', LEAD_FIELDS, (o: Record<string, unknown>) => o],
+    ] as const;
+    const cases = maps.flatMap(([where, fields, wrap]) =>
+      Object.entries(fields).flatMap(([name, field]) =>
+        field.kind === 'text' || field.kind === 'nullableText'
+          ? [[where, name, field.maxLength, wrap] as const]
+          : [],
+      ),
+    );
+
+    function fileWith(where: string, wrap: (o: Record<string, unknown>) => unknown, o: object) {
+      return where.startsWith('leads')
+        ? { leads: [lead(o as Record<string, unknown>)] }
+        : { companies: [wrap(o as Record<string, unknown>)] };
+    }
+
+    it.each(cases)('%s: %s accepts %i characters, refuses one more', (where, name, max, wrap) => {
+      const atBound = fileWith(where, wrap, { [name]: 'x'.repeat(max) });
+      const over = fileWith(where, wrap, { [name]: 'x'.repeat(max + 1) });
+
+      expect(describeProblems(checkImportFile(atBound))).toEqual([]);
+      // A record whose id is refused is named by its place alone.
+      const named = name === 'id' ? where.replace(/\(id [^)]*\)$/, '(no valid id)') : where;
+      expect(describeProblems(checkImportFile(over))).toEqual([
+        `${named}: ${name} must be at most ${max} characters (it has ${max + 1})`,
+      ]);
+    });
+
+    it('counts characters as PostgreSQL does: an emoji (two UTF-16 units) is one', () => {
+      const max = COMPANY_FIELDS.name.maxLength;
+      expect(problemsOf({ companies: [company({ name: '\u{1f600}'.repeat(max) })] })).toEqual([]);
+      expect(problemsOf({ companies: [company({ name: `${'\u{1f600}'.repeat(max)}!` })] })).toEqual(
+        [`companies[0] (id co_1): name must be at most ${max} characters (it has ${max + 1})`],
+      );
+    });
+
+    it(`refuses more than ${MAX_CONTACTS_PER_COMPANY} contacts for a company`, () => {
+      const contacts = (n: number) =>
+        Array.from({ length: n }, (_, i) => contact({ id: `ct_${i}` }));
+
+      expect(
+        problemsOf({ companies: [company({ contacts: contacts(MAX_CONTACTS_PER_COMPANY) })] }),
+      ).toEqual([]);
+      expect(
+        problemsOf({ companies: [company({ contacts: contacts(MAX_CONTACTS_PER_COMPANY + 1) })] }),
+      ).toEqual([
+        `companies[0] (id co_1): contacts must hold at most ${MAX_CONTACTS_PER_COMPANY} contacts (it holds ${MAX_CONTACTS_PER_COMPANY + 1})`,
+      ]);
+    });
+  });
+
+  describe('text that would not come back unchanged', () => {
+    it.each([
+      ['\ud800', 'U+D800, character 1'],
+      ['Acme \udfff', 'U+DFFF, character 6'],
+      ['\u{1f600} \udc00\ud83d', 'U+DC00, character 3'],
+    ])('refuses a lone surrogate: %j (%s)', (name, where) => {
+      expect(problemsOf({ companies: [company({ name })] })).toEqual([
+        `companies[0] (id co_1): name holds a lone UTF-16 surrogate (${where}), which UTF-8 cannot encode: it would be stored as U+FFFD`,
+      ]);
+    });
+
+    it('refuses a lone surrogate in any text field, a contact’s and a lead’s too', () => {
+      expect(
+        problemsOf({
+          companies: [company({ contacts: [contact({ linkedin: 'https://x.example/\ud83d' })] })],
+          leads: [lead({ signal: 'Visited \udead twice' })],
+        }),
+      ).toEqual([
+        'companies[0].contacts[0] (id ct_1): linkedin holds a lone UTF-16 surrogate (U+D83D, character 19), which UTF-8 cannot encode: it would be stored as U+FFFD',
+        'leads[0] (id ld_1): signal holds a lone UTF-16 surrogate (U+DEAD, character 9), which UTF-8 cannot encode: it would be stored as U+FFFD',
+      ]);
+    });
+
+    it('refuses NUL, which PostgreSQL text cannot hold', () => {
+      expect(problemsOf({ companies: [company({ city: 'Ly\u0000on' })] })).toEqual([
+        'companies[0] (id co_1): city must not hold NUL (U+0000), which PostgreSQL text cannot store',
+      ]);
+    });
+
+    it('accepts every other character, astral ones and noncharacters included', () => {
+      const name = 'Caf\u00e9 \u{1f600} \u{10ffff} \ufffe \u2028 \t\u0001';
+      const file = checkImportFile({ companies: [company({ name })] });
+
+      expect(describeProblems(file)).toEqual([]);
+      expect(file.companies[0].value?.name).toBe(name);
+    });
   });
 });

@@ -1,7 +1,11 @@
 import { BadRequestException } from '@nestjs/common';
 import { parseIsoDateTime } from '../http/iso-date-time';
-import type { Field, FieldValues } from '../items/fields';
-import { COMPANY_FIELDS, CONTACT_FIELDS } from '../companies/company.fields';
+import { characterCount, type Field, type FieldValues } from '../items/fields';
+import {
+  COMPANY_FIELDS,
+  CONTACT_FIELDS,
+  MAX_CONTACTS_PER_COMPANY,
+} from '../companies/company.fields';
 import type { CompanyDto } from '../companies/dto/company.dto';
 import type { LeadDto } from '../leads/dto/lead.dto';
 import { LEAD_FIELDS } from '../leads/lead.fields';
@@ -119,9 +123,16 @@ function checkCompany(raw: unknown, location: string): CompanyEntry {
   ) {
     fields.problem('lastSeen must not be before firstSeen');
   }
-  const contacts = fields
-    .array('contacts')
-    .map((contact, index) => checkContact(contact, `${location}.contacts[${index}]`));
+  const contactList = fields.array('contacts');
+  // Bounds a company's size, and so a page's (docs/api.md, "Sizes"); the database refuses more too.
+  if (contactList.length > MAX_CONTACTS_PER_COMPANY) {
+    fields.problem(
+      `contacts must hold at most ${MAX_CONTACTS_PER_COMPANY} contacts (it holds ${contactList.length})`,
+    );
+  }
+  const contacts = contactList.map((contact, index) =>
+    checkContact(contact, `${location}.contacts[${index}]`),
+  );
   const written = contacts.flatMap((contact) => (contact.value ? [contact.value] : []));
   return {
     ...entry(location, fields, { ...company, contacts: written }),
@@ -209,9 +220,9 @@ class FieldChecker {
   private field(name: string, field: Field): unknown {
     switch (field.kind) {
       case 'text':
-        return this.text(name);
+        return this.text(name, field.maxLength);
       case 'nullableText':
-        return this.nullableText(name);
+        return this.nullableText(name, field.maxLength);
       case 'score':
         return this.score(name);
       case 'count':
@@ -227,22 +238,64 @@ class FieldChecker {
     this.problems.push(message);
   }
 
-  text(field: string): string {
+  text(field: string, maxLength: number): string {
     const value = this.present(field);
     if (value === undefined) return '';
-    if (isText(value)) return value;
-    return this.fail(field, `${field} must be a non-empty string`, '');
+    if (!isText(value)) return this.fail(field, `${field} must be a non-empty string`, '');
+    return this.storable(field, value, maxLength, '');
   }
 
   /** Present, and null when unknown: never omitted (docs/api.md, "Data conventions"). */
-  nullableText(field: string): string | null {
+  nullableText(field: string, maxLength: number): string | null {
     if (this.invalid.has(field)) return null;
     if (!(field in this.record)) {
       return this.fail(field, `${field} is required (null when unknown)`, null);
     }
     const value = this.record[field];
-    if (value === null || isText(value)) return value;
-    return this.fail(field, `${field} must be a non-empty string or null`, null);
+    if (value === null) return null;
+    if (!isText(value))
+      return this.fail(field, `${field} must be a non-empty string or null`, null);
+    return this.storable(field, value, maxLength, null);
+  }
+
+  /**
+   * Text that PostgreSQL stores and gives back unchanged, within its field's bound. A string of
+   * JSON can hold what UTF-8 cannot: a lone UTF-16 surrogate (`"\ud800"`), which the driver's
+   * encoding would silently turn into U+FFFD, and NUL, which PostgreSQL's text refuses. Every
+   * other character a JavaScript string can hold is a Unicode scalar value, which UTF-8 encodes
+   * and PostgreSQL (UTF8) stores as it is: no normalization, no other substitution.
+   */
+  private storable<T>(field: string, value: string, maxLength: number, placeholder: T): string | T {
+    if (!value.isWellFormed()) {
+      let position = 0;
+      for (const character of value) {
+        position++;
+        const unit = character.charCodeAt(0);
+        if (character.length === 1 && unit >= 0xd800 && unit <= 0xdfff) {
+          return this.fail(
+            field,
+            `${field} holds a lone UTF-16 surrogate (U+${unit.toString(16).toUpperCase()}, character ${position}), which UTF-8 cannot encode: it would be stored as U+FFFD`,
+            placeholder,
+          );
+        }
+      }
+    }
+    if (value.includes('\u0000')) {
+      return this.fail(
+        field,
+        `${field} must not hold NUL (U+0000), which PostgreSQL text cannot store`,
+        placeholder,
+      );
+    }
+    const length = characterCount(value);
+    if (length > maxLength) {
+      return this.fail(
+        field,
+        `${field} must be at most ${maxLength} characters (it has ${length})`,
+        placeholder,
+      );
+    }
+    return value;
   }
 
   score(field: string): number {
@@ -314,7 +367,6 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-// PostgreSQL text cannot hold NUL: refused here rather than failing halfway through the writes.
 function isText(value: unknown): value is string {
-  return typeof value === 'string' && value.trim() !== '' && !value.includes('\u0000');
+  return typeof value === 'string' && value.trim() !== '';
 }

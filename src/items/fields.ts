@@ -5,7 +5,10 @@ import { isoDateTime } from './list-page-sql';
  * kind (src/companies/company.fields.ts, src/leads/lead.fields.ts). The map is typed against the
  * DTO (`satisfies FieldMap<Dto>`), so that a field added to the DTO and not to the map, or of
  * another type, does not compile. From it derive: the SQL select list that writes the item's JSON
- * (lists, feeds, single reads), the import's checks of each field, and the import's upsert.
+ * (lists, feeds, single reads), the import's checks of each field, the import's upsert, the
+ * OpenAPI document's `maxLength` of each text field, the database's CHECK constraints on them
+ * (test/field-bounds.e2e-spec.ts compares the two), and the bound on a response's size
+ * (response-size.ts).
  */
 
 interface FieldBase<Kind extends string> {
@@ -16,8 +19,17 @@ interface FieldBase<Kind extends string> {
   stored: boolean;
 }
 
-export type TextField = FieldBase<'text'>;
-export type NullableTextField = FieldBase<'nullableText'>;
+/**
+ * Text has a maximum length, in characters (Unicode code points: what PostgreSQL's char_length
+ * counts and JSON Schema's maxLength means; an emoji is one). Every text field has one, so that no
+ * response can be made arbitrarily large (docs/api.md, "Sizes").
+ */
+interface TextBase<Kind extends string> extends FieldBase<Kind> {
+  maxLength: number;
+}
+
+export type TextField = TextBase<'text'>;
+export type NullableTextField = TextBase<'nullableText'>;
 export type ScoreField = FieldBase<'score'>;
 export type CountField = FieldBase<'count'>;
 export type DateTimeField = FieldBase<'dateTime'>;
@@ -43,10 +55,16 @@ export type Field =
 
 export type FieldMap<Dto> = { [K in keyof Dto]-?: FieldOf<Dto[K]> };
 
-export const text = (column: string): TextField => ({ kind: 'text', column, stored: true });
-export const nullableText = (column: string): NullableTextField => ({
+export const text = (column: string, maxLength: number): TextField => ({
+  kind: 'text',
+  column,
+  maxLength,
+  stored: true,
+});
+export const nullableText = (column: string, maxLength: number): NullableTextField => ({
   kind: 'nullableText',
   column,
+  maxLength,
   stored: true,
 });
 /** A number from 0 to 100 inclusive (double precision). */
@@ -64,8 +82,39 @@ export const oneOf = <T extends string>(
   values: Record<string, T>,
   type: string,
 ): EnumField<T> => ({ kind: 'enum', column, values: Object.values(values), type, stored: true });
-/** A text field read from a joined table, not written by the import. */
-export const joinedText = (column: string): TextField => ({ kind: 'text', column, stored: false });
+/** A text field read from a joined table (bounded there), not written by the import. */
+export const joinedText = (column: string, maxLength: number): TextField => ({
+  kind: 'text',
+  column,
+  maxLength,
+  stored: false,
+});
+
+/** The text fields an import writes: the columns that the database bounds with a CHECK. */
+export function boundedColumns(
+  fields: Record<string, Field>,
+): { name: string; column: string; maxLength: number }[] {
+  return Object.entries(fields).flatMap(([name, field]) =>
+    field.stored && (field.kind === 'text' || field.kind === 'nullableText')
+      ? [{ name, column: field.column, maxLength: field.maxLength }]
+      : [],
+  );
+}
+
+/** Characters as PostgreSQL's char_length counts them: code points, a surrogate pair being one. */
+export function characterCount(value: string): number {
+  let count = 0;
+  for (let i = 0; i < value.length; i++) {
+    const unit = value.charCodeAt(i);
+    // A high surrogate followed by a low one is one character.
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < value.length) {
+      const next = value.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    count++;
+  }
+  return count;
+}
 
 /** The SQL select list of an item's JSON: each column under its API name, in the map's order. */
 export function selectList(fields: Record<string, Field>, alias: string): string {

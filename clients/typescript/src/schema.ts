@@ -304,7 +304,7 @@ export interface components {
              * @example 2026-03-01T09:30:00.000Z
              */
             lastSeen: string;
-            /** @description Contacts of the company, always an array (possibly empty), ordered by seniority (c_level, vp, director, manager, ic), then name, then id. */
+            /** @description Contacts of the company, always an array (possibly empty, at most 10), ordered by seniority (c_level, vp, director, manager, ic), then name, then id. */
             contacts: components["schemas"]["ContactDto"][];
         };
         CompanyPageDto: {

@@ -1,23 +1,26 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { CrmStatus, IntentLevel, Seniority } from '../../generated/prisma/enums';
+import { COMPANY_FIELDS, CONTACT_FIELDS, MAX_CONTACTS_PER_COMPANY } from '../company.fields';
 
 // Scores are numbers in 0..100 inclusive (docs/api.md, Data conventions).
 const SCORE = { type: 'number', minimum: 0, maximum: 100 } as const;
 // Every date-time of a response: ISO 8601 in UTC with milliseconds and `Z`.
 const DATE_TIME = { type: String, format: 'date-time', example: '2026-03-01T09:30:00.000Z' };
+// Every text field's maxLength is its field map's (company.fields.ts), stated there once.
 
 export class ContactDto {
-  @ApiProperty({ example: 'ct_000001' })
+  @ApiProperty({ maxLength: CONTACT_FIELDS.id.maxLength, example: 'ct_000001' })
   id!: string;
 
-  @ApiProperty({ example: 'Jeanne Martin' })
+  @ApiProperty({ maxLength: CONTACT_FIELDS.name.maxLength, example: 'Jeanne Martin' })
   name!: string;
 
-  @ApiProperty({ example: 'Head of Growth' })
+  @ApiProperty({ maxLength: CONTACT_FIELDS.jobTitle.maxLength, example: 'Head of Growth' })
   jobTitle!: string;
 
   // Nullable fields are always present, null when unknown: never omitted.
   @ApiProperty({
+    maxLength: CONTACT_FIELDS.email.maxLength,
     type: String,
     nullable: true,
     description: 'Set only if the address was found or supplied; otherwise null.',
@@ -26,6 +29,7 @@ export class ContactDto {
   email!: string | null;
 
   @ApiProperty({
+    maxLength: CONTACT_FIELDS.phone.maxLength,
     type: String,
     nullable: true,
     description: 'Direct line; null until a search has succeeded.',
@@ -34,6 +38,7 @@ export class ContactDto {
   phone!: string | null;
 
   @ApiProperty({
+    maxLength: CONTACT_FIELDS.linkedin.maxLength,
     type: String,
     nullable: true,
     description: 'Profile address, or null.',
@@ -54,34 +59,44 @@ export class ContactDto {
 }
 
 export class CompanyDto {
-  @ApiProperty({ example: 'co_000001' })
+  @ApiProperty({ maxLength: COMPANY_FIELDS.id.maxLength, example: 'co_000001' })
   id!: string;
 
-  @ApiProperty({ example: 'Acme Analytics' })
+  @ApiProperty({ maxLength: COMPANY_FIELDS.name.maxLength, example: 'Acme Analytics' })
   name!: string;
 
-  @ApiProperty({ description: 'Internet domain of the company.', example: 'acme.example' })
+  @ApiProperty({
+    maxLength: COMPANY_FIELDS.domain.maxLength,
+    description: 'Internet domain of the company.',
+    example: 'acme.example',
+  })
   domain!: string;
 
-  @ApiProperty({ example: 'Software' })
+  @ApiProperty({ maxLength: COMPANY_FIELDS.industry.maxLength, example: 'Software' })
   industry!: string;
 
   @ApiProperty({
+    maxLength: COMPANY_FIELDS.size.maxLength,
     description: 'Headcount band as given by the identification source (a range as text).',
     example: '51-200',
   })
   size!: string;
 
-  @ApiProperty({ example: 'France' })
+  @ApiProperty({ maxLength: COMPANY_FIELDS.country.maxLength, example: 'France' })
   country!: string;
 
-  @ApiProperty({ example: 'Lyon' })
+  @ApiProperty({ maxLength: COMPANY_FIELDS.city.maxLength, example: 'Lyon' })
   city!: string;
 
-  @ApiProperty({ description: 'Estimated revenue band, as text.', example: '10M-50M' })
+  @ApiProperty({
+    maxLength: COMPANY_FIELDS.revenue.maxLength,
+    description: 'Estimated revenue band, as text.',
+    example: '10M-50M',
+  })
   revenue!: string;
 
   @ApiProperty({
+    maxLength: COMPANY_FIELDS.siren.maxLength,
     type: String,
     nullable: true,
     description:
@@ -143,8 +158,10 @@ export class CompanyDto {
 
   @ApiProperty({
     type: [ContactDto],
+    maxItems: MAX_CONTACTS_PER_COMPANY,
     description:
-      'Contacts of the company, always an array (possibly empty), ordered by seniority ' +
+      'Contacts of the company, always an array (possibly empty, at most ' +
+      `${MAX_CONTACTS_PER_COMPANY}), ordered by seniority ` +
       '(c_level, vp, director, manager, ic), then name, then id.',
   })
   contacts!: ContactDto[];

@@ -1,22 +1,35 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IntentLevel, LeadStatus } from '../../generated/prisma/enums';
+import { LEAD_FIELDS } from '../lead.fields';
 
 // Every field is always present in every lead (docs/api.md, Lead); only contactEmail and assignedToId
-// may be null.
+// may be null. Every text field's maxLength is its field map's (lead.fields.ts), stated there once.
 export class LeadDto {
-  @ApiProperty({ description: 'Lead identifier.', example: 'ld_000001' })
+  @ApiProperty({
+    maxLength: LEAD_FIELDS.id.maxLength,
+    description: 'Lead identifier.',
+    example: 'ld_000001',
+  })
   id!: string;
 
-  @ApiProperty({ description: 'Identifier of the company.', example: 'co_000001' })
+  @ApiProperty({
+    maxLength: LEAD_FIELDS.companyId.maxLength,
+    description: 'Identifier of the company.',
+    example: 'co_000001',
+  })
   companyId!: string;
 
-  @ApiProperty({ description: "The company's current name.", example: 'Acme Analytics' })
+  @ApiProperty({
+    maxLength: LEAD_FIELDS.companyName.maxLength,
+    description: "The company's current name.",
+    example: 'Acme Analytics',
+  })
   companyName!: string;
 
-  @ApiProperty({ example: 'Jeanne Martin' })
+  @ApiProperty({ maxLength: LEAD_FIELDS.contactName.maxLength, example: 'Jeanne Martin' })
   contactName!: string;
 
-  @ApiProperty({ example: 'VP Sales' })
+  @ApiProperty({ maxLength: LEAD_FIELDS.contactTitle.maxLength, example: 'VP Sales' })
   contactTitle!: string;
 
   @ApiProperty({
@@ -37,12 +50,14 @@ export class LeadDto {
   intentLevel!: IntentLevel;
 
   @ApiProperty({
+    maxLength: LEAD_FIELDS.signal.maxLength,
     description: 'Free text: the observed behaviour that produced the lead.',
     example: 'Visited the pricing page 4 times this week',
   })
   signal!: string;
 
   @ApiProperty({
+    maxLength: LEAD_FIELDS.recommendedAction.maxLength,
     description: 'Free text: the recommended next step.',
     example: 'Call within 24 hours',
   })
@@ -66,6 +81,7 @@ export class LeadDto {
   createdAt!: string;
 
   @ApiProperty({
+    maxLength: LEAD_FIELDS.contactEmail.maxLength,
     type: String,
     nullable: true,
     description: 'Contact e-mail address, or null when unknown (always present).',
@@ -74,6 +90,7 @@ export class LeadDto {
   contactEmail!: string | null;
 
   @ApiProperty({
+    maxLength: LEAD_FIELDS.assignedToId.maxLength,
     type: String,
     nullable: true,
     description: 'Identifier of the user the lead is assigned to, or null (always present).',
