@@ -10,8 +10,18 @@ import {
   type CompanyRecord,
   type ContactRecord,
   describeProblems,
+  type Entry,
   type LeadRecord,
 } from './import-file';
+import {
+  type AfterTheFact,
+  describeRefusal,
+  type FailedWrite,
+  FOREIGN_KEY_VIOLATION,
+  postgresRefusal,
+  STRING_TOO_LONG,
+  UNIQUE_VIOLATION,
+} from './import-refusals';
 
 export interface ImportCounts {
   companies: number;
@@ -28,6 +38,24 @@ export class ImportRefusedException extends BadRequestException {
 }
 
 type Transaction = Prisma.TransactionClient;
+
+/** A record to write, with where it is in the file (to name it if the database refuses it). */
+interface Located<Row> {
+  location: string;
+  row: Row;
+  /** A contact's company. */
+  company?: { location: string; id: string };
+}
+
+/** A statement of the writes that the database refused: what it wrote, and the error. */
+class WriteRefused extends Error {
+  constructor(
+    readonly write: FailedWrite,
+    readonly error: unknown,
+  ) {
+    super('the database refused a write of the import');
+  }
+}
 
 // Rows per INSERT: each statement sends one array per column (`unnest`), so a batch is a handful
 // of parameters whatever its size; the batch size only bounds the statement's duration and memory.
@@ -46,28 +74,82 @@ export class ImportService {
 
   async import(workspaceId: string, input: unknown): Promise<ImportCounts> {
     const file = checkImportFile(input);
-    return this.prisma.$transaction(
-      async (tx) => {
-        const workspace = await tx.workspace.findUnique({
-          where: { id: workspaceId },
-          select: { id: true },
-        });
-        if (!workspace) throw new NotFoundException(`workspace ${workspaceId} does not exist`);
-        await checkAgainstDatabase(tx, workspaceId, file);
-        const problems = describeProblems(file);
-        if (problems.length > 0) throw new ImportRefusedException(problems);
+    try {
+      return await this.prisma.$transaction(
+        async (tx) => {
+          const workspace = await tx.workspace.findUnique({
+            where: { id: workspaceId },
+            select: { id: true },
+          });
+          if (!workspace) throw new NotFoundException(`workspace ${workspaceId} does not exist`);
+          await checkAgainstDatabase(tx, workspaceId, file);
+          const problems = describeProblems(file);
+          if (problems.length > 0) throw new ImportRefusedException(problems);
 
-        const companies = file.companies.map((entry) => entry.value as CompanyRecord);
-        const leads = file.leads.map((entry) => entry.value as LeadRecord);
-        await tx.$executeRaw`SET LOCAL statement_timeout = '2min'`;
-        for (const batch of batches(companies)) await upsertCompanies(tx, workspaceId, batch);
-        const contacts = await replaceContacts(tx, workspaceId, companies);
-        for (const batch of batches(leads)) await upsertLeads(tx, workspaceId, batch);
-        return { companies: companies.length, contacts, leads: leads.length };
-      },
-      { timeout: TRANSACTION_TIMEOUT_MS, maxWait: 10_000 },
-    );
+          const companies = file.companies.map((entry) => located<CompanyRecord>(entry));
+          const leads = file.leads.map((entry) => located<LeadRecord>(entry));
+          await tx.$executeRaw`SET LOCAL statement_timeout = '2min'`;
+          for (const batch of batches(companies)) await upsertCompanies(tx, workspaceId, batch);
+          const contacts = await replaceContacts(tx, workspaceId, file);
+          for (const batch of batches(leads)) await upsertLeads(tx, workspaceId, batch);
+          return { companies: companies.length, contacts, leads: leads.length };
+        },
+        { timeout: TRANSACTION_TIMEOUT_MS, maxWait: 10_000 },
+      );
+    } catch (error) {
+      if (!(error instanceof WriteRefused)) throw error;
+      const refusal = postgresRefusal(error.error);
+      if (!refusal) throw error.error;
+      // The transaction is over (rolled back): what the refusal needs from the database now.
+      const inFile = new Set(file.companies.flatMap((company) => company.id ?? []));
+      const after = await this.afterTheFact(workspaceId, refusal.code, error.write, inFile);
+      throw new ImportRefusedException(describeRefusal(refusal, error.write, after));
+    }
   }
+
+  /**
+   * For a unique violation, the ids of the refused statement that another workspace holds; for
+   * a foreign key, the companies it points to that the workspace no longer has (both can only
+   * have changed during the import, which checked them first); for a string too long, the
+   * table's columns of a bounded type.
+   */
+  private async afterTheFact(
+    workspaceId: string,
+    code: string,
+    write: FailedWrite,
+    companiesInFile: ReadonlySet<string>,
+  ): Promise<AfterTheFact> {
+    if (code === UNIQUE_VIOLATION) {
+      const ids = write.records.map((record) => record.id);
+      const taken = await this.prisma.$queryRaw<{ id: string }[]>`
+        SELECT id FROM ${Prisma.raw(`"${write.table}"`)}
+        WHERE id = ANY(${ids}::text[]) AND workspace_id <> ${workspaceId}`;
+      return { takenIds: new Set(taken.map((row) => row.id)) };
+    }
+    if (code === STRING_TOO_LONG) {
+      const columns = await this.prisma.$queryRaw<{ column: string; bound: number }[]>`
+        SELECT column_name AS column, character_maximum_length AS bound
+        FROM information_schema.columns
+        WHERE table_schema = current_schema() AND table_name = ${write.table}
+          AND character_maximum_length IS NOT NULL`;
+      return { boundedColumns: new Map(columns.map(({ column, bound }) => [column, bound])) };
+    }
+    if (code === FOREIGN_KEY_VIOLATION) {
+      // A company of the file was written by the same transaction: never the missing one.
+      const companyIds = [
+        ...new Set(write.records.map((record) => String(record.values.companyId))),
+      ].filter((id) => !companiesInFile.has(id));
+      const present = await this.prisma.$queryRaw<{ id: string }[]>`
+        SELECT id FROM companies WHERE workspace_id = ${workspaceId} AND id = ANY(${companyIds}::text[])`;
+      const found = new Set(present.map((row) => row.id));
+      return { missingCompanyIds: new Set(companyIds.filter((id) => !found.has(id))) };
+    }
+    return {};
+  }
+}
+
+function located<Row>(entry: Entry<unknown>): Located<Row> {
+  return { location: entry.location, row: entry.value as Row };
 }
 
 /**
@@ -146,6 +228,8 @@ async function checkAgainstDatabase(
  * `ON CONFLICT ... WHERE` never takes over a row of another workspace: such an id was refused
  * above, and if one appeared since, the row count below no longer matches and everything rolls back.
  * An upsert that rewrites identical values changes nothing the change feeds see.
+ * A statement the database refuses (import-refusals.ts) is named by record and field once the
+ * transaction has rolled back, like the checks' problems.
  */
 interface Column<Row> {
   column: string;
@@ -161,16 +245,29 @@ function columnsOf<Row extends object>(fields: Record<string, Field>): Column<Ro
   }));
 }
 
-async function upsert<Row extends object>(
+async function upsert<Row extends { id: string }>(
   tx: Transaction,
-  table: 'companies' | 'contacts' | 'leads',
+  table: FailedWrite['table'],
+  fields: Record<string, Field>,
   columns: Column<Row>[],
   workspaceId: string,
-  rows: Row[],
+  records: Located<Row>[],
 ): Promise<void> {
   const names = columns.map(({ column }) => column);
-  const written = await tx.$executeRawUnsafe(
-    `INSERT INTO ${table} (workspace_id, ${names.join(', ')})
+  const rows = records.map(({ row }) => row);
+  const write: FailedWrite = {
+    table,
+    fields,
+    records: records.map(({ location, row, company }) => ({
+      location,
+      id: row.id,
+      values: row,
+      company,
+    })),
+  };
+  const written = await tx
+    .$executeRawUnsafe(
+      `INSERT INTO ${table} (workspace_id, ${names.join(', ')})
     SELECT $1, ${columns.map(({ column, cast }) => `${column}${cast}`).join(', ')}
     FROM unnest(${columns.map(({ arrayType }, i) => `$${i + 2}::${arrayType}`).join(', ')})
       AS row (${names.join(', ')})
@@ -180,10 +277,14 @@ async function upsert<Row extends object>(
         .map((name) => `${name} = EXCLUDED.${name}`)
         .join(', ')}
     WHERE ${table}.workspace_id = EXCLUDED.workspace_id`,
-    workspaceId,
-    ...columns.map(({ value }) => rows.map(value)),
-  );
-  assertAllWritten(table, written, rows.length);
+      workspaceId,
+      ...columns.map(({ value }) => rows.map(value)),
+    )
+    .catch((error: unknown) => {
+      // Named by record and field once the transaction is over (ImportService.import).
+      throw new WriteRefused(write, error);
+    });
+  assertAllWritten(write, written);
 }
 
 const COMPANY_COLUMNS = columnsOf<CompanyRecord>(COMPANY_FIELDS);
@@ -197,9 +298,9 @@ const CONTACT_COLUMNS: Column<ContactRow>[] = [
 function upsertCompanies(
   tx: Transaction,
   workspaceId: string,
-  companies: CompanyRecord[],
+  companies: Located<CompanyRecord>[],
 ): Promise<void> {
-  return upsert(tx, 'companies', COMPANY_COLUMNS, workspaceId, companies);
+  return upsert(tx, 'companies', COMPANY_FIELDS, COMPANY_COLUMNS, workspaceId, companies);
 }
 
 /**
@@ -211,31 +312,45 @@ function upsertCompanies(
 async function replaceContacts(
   tx: Transaction,
   workspaceId: string,
-  companies: CompanyRecord[],
+  file: CheckedFile,
 ): Promise<number> {
-  const contacts = companies.flatMap((company) =>
-    company.contacts.map((contact) => ({ ...contact, companyId: company.id })),
+  const companyIds = file.companies.map((company) => (company.value as CompanyRecord).id);
+  const contacts: Located<ContactRow>[] = file.companies.flatMap((company) =>
+    company.contacts.map((contact) => ({
+      location: contact.location,
+      row: { ...(contact.value as ContactRecord), companyId: (company.value as CompanyRecord).id },
+      company: { location: company.location, id: (company.value as CompanyRecord).id },
+    })),
   );
   await tx.$executeRaw`
     DELETE FROM contacts
     WHERE workspace_id = ${workspaceId}
-      AND company_id = ANY(${companies.map((c) => c.id)}::text[])
-      AND NOT id = ANY(${contacts.map((c) => c.id)}::text[])`;
+      AND company_id = ANY(${companyIds}::text[])
+      AND NOT id = ANY(${contacts.map((c) => c.row.id)}::text[])`;
   for (const batch of batches(contacts)) {
-    await upsert(tx, 'contacts', CONTACT_COLUMNS, workspaceId, batch);
+    await upsert(tx, 'contacts', CONTACT_FIELDS, CONTACT_COLUMNS, workspaceId, batch);
   }
   return contacts.length;
 }
 
-function upsertLeads(tx: Transaction, workspaceId: string, leads: LeadRecord[]): Promise<void> {
-  return upsert(tx, 'leads', LEAD_COLUMNS, workspaceId, leads);
+function upsertLeads(
+  tx: Transaction,
+  workspaceId: string,
+  leads: Located<LeadRecord>[],
+): Promise<void> {
+  return upsert(tx, 'leads', LEAD_FIELDS, LEAD_COLUMNS, workspaceId, leads);
 }
 
-function assertAllWritten(table: string, written: number, expected: number): void {
-  if (written !== expected) {
-    throw new BadRequestException(
-      `import refused, nothing was written: ${expected - written} ${table} ids were taken by another workspace during the import`,
-    );
+/**
+ * Every row written: an id that another workspace took since checkAgainstDatabase looked is left
+ * alone by `ON CONFLICT ... WHERE`, and the whole import refused, naming it (afterTheFact).
+ */
+function assertAllWritten(write: FailedWrite, written: number): void {
+  if (written !== write.records.length) {
+    throw new WriteRefused(write, {
+      code: UNIQUE_VIOLATION,
+      message: `${write.records.length - written} ${write.table} ids are held by another workspace`,
+    });
   }
 }
 
