@@ -5,6 +5,7 @@ import { ApiKeysService } from '../src/auth/api-keys.service';
 import { createTestApp, listening, type TestApp } from './support/app';
 import { listenOnLoopback } from './support/raw-http';
 import { createApiKey, createCompany, createLead, createWorkspace } from './support/factories';
+import { Database } from '../src/database/database';
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ENDPOINTS = ['/v1/me', '/v1/companies', '/v1/leads'];
@@ -202,6 +203,9 @@ describe('per-key rate limit (default: 120 per minute)', () => {
       response.once('close', () => (inFlight -= 1));
     };
     server.on('request', onRequest);
+    // 300 statements at once are the point here, not the pool's load shedding, which would refuse
+    // most of them (test/load-shedding.e2e-spec.ts tests that).
+    t.app.get(Database).maxWaiting = 1_000;
     // Hold every key lookup until all 300 requests are inside the application, so that they
     // reach the rate limit together.
     const keys = t.app.get(ApiKeysService);

@@ -34,6 +34,9 @@ export class Database implements Queryable, OnModuleDestroy {
 
   readonly pool: Pool;
 
+  /** How many statements may wait for a connection (pool-config.ts); a test may raise it. */
+  maxWaiting = MAX_WAITING;
+
   constructor(environment: Environment) {
     this.pool = new Pool(poolConfig(environment.DATABASE_URL));
     // A connection that dies while idle (a restart, an administrator's termination) is dropped
@@ -48,7 +51,9 @@ export class Database implements Queryable, OnModuleDestroy {
    * the pool's queue is full, and after CONNECTION_WAIT_MS without a connection (pool-config.ts).
    */
   async query<T extends QueryResultRow>(sql: string, values: unknown[]): Promise<T[]> {
-    if (this.pool.waitingCount >= MAX_WAITING) throw new PoolSaturatedError(this.pool.waitingCount);
+    if (this.pool.waitingCount >= this.maxWaiting) {
+      throw new PoolSaturatedError(this.pool.waitingCount);
+    }
     const { rows } = await this.pool.query<T>(sql, values);
     return rows;
   }
