@@ -1,4 +1,5 @@
 import type { BenchScale } from './data';
+import { renderCompression, type CompressionLevels } from './compression';
 import type { ImportRuns, SyncPass } from './feeds';
 
 export type ServerName = 'service' | 'bare' | 'naive';
@@ -14,6 +15,9 @@ export interface Measurement {
   failures: number;
   /** Peak resident memory of the server process during the workload (NaN for pgbench). */
   peakRssMb: number;
+  /** The server process's CPU time per response, and bytes received per response (not pgbench). */
+  cpuMsPerRequest?: number;
+  bytesPerResponse?: number;
 }
 
 export interface Report {
@@ -32,6 +36,8 @@ export interface Report {
   sync?: { feedLimit: number; offsetLimit: number; feed: SyncPass; offset: SyncPass };
   /** (i) imports with change tracking on and off, and the no-op re-import. */
   imports?: ImportRuns;
+  /** Each level of gzip and brotli on one page (with workload b-br). */
+  compressionLevels?: CompressionLevels;
 }
 
 /** The workloads of one page of the companies feed each (the g target compares their p50s). */
@@ -103,6 +109,17 @@ export function renderReport(report: Report): string {
     lines.push('');
   }
   if (report.sync) lines.push(...renderSync(report.sync), '');
+  const load = (id: string) => {
+    const m = find('service', id);
+    return (
+      m && {
+        rps: m.rps,
+        cpuMsPerRequest: m.cpuMsPerRequest ?? NaN,
+        bytesPerResponse: m.bytesPerResponse ?? NaN,
+      }
+    );
+  };
+  lines.push(...renderCompression(load('b'), load('b-br'), report.compressionLevels));
   if (report.imports) lines.push(...renderImports(report.imports), '');
   lines.push('### Targets', '', '| target | measured | |', '|---|---|---|');
   for (const [target, measured, met] of targets(report, find)) {

@@ -30,6 +30,7 @@ import {
   offsetSync,
   type FeedPosition,
 } from './feeds';
+import { cpuSeconds, measureLevels } from './compression';
 import { renderReport, type Measurement, type Report, type ServerName } from './report';
 
 /**
@@ -77,6 +78,8 @@ interface Workload {
   connections?: number;
   /** The servers measured, when not all. */
   servers?: ServerName[];
+  /** Request headers besides the key's. */
+  headers?: Record<string, string>;
   /** The SQL statements of one such request, with their parameters, for pgbench. */
   statements: (request: Request) => [string, SqlValue[]][];
 }
@@ -119,6 +122,7 @@ async function main(): Promise<void> {
         samples.set(name, await fetchSamples(running, workloads));
       }
       checkSameAnswers(samples);
+      if (selected('b-br')) report.compressionLevels = await levelsOnAPage(servers, keys);
       const serviceUrl = `http://127.0.0.1:${servers.get('service')?.port}`;
       await checkFeedPages(
         serviceUrl,
@@ -395,6 +399,15 @@ function defineWorkloads(keys: Map<string, string>, feedPages: FeedPageCase[]): 
       requests: sync,
       statements: companies,
     },
+    {
+      // (b) compressed: the service only (the others do not compress), no pgbench (the same SQL).
+      id: 'b-br',
+      title: 'workload (b) asking for compression: Accept-Encoding: gzip, br (br sent)',
+      requests: sync,
+      headers: { 'accept-encoding': 'gzip, br' },
+      servers: ['service'],
+      statements: () => [],
+    },
     // One offset per workload: a mix of a slow and a fast page has no meaningful median.
     ...(
       [
@@ -567,6 +580,9 @@ interface LoadResult {
   seconds: number;
   failures: number;
   peakRssMb: number;
+  /** Bytes received, headers included, and the server's CPU seconds, over the period. */
+  bytes: number;
+  cpuSeconds: number;
 }
 
 /** A warm-up, then `seconds` of load, with the server's resident memory sampled meanwhile. */
@@ -575,7 +591,9 @@ async function measure({ child, port }: RunningServer, workload: Workload): Prom
   let peakRssMb = residentMb(child.pid);
   const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, residentMb(child.pid))), 50);
   try {
-    return { ...(await load(port, workload, seconds)), seconds, peakRssMb };
+    const cpuBefore = cpuSeconds(child.pid);
+    const result = await load(port, workload, seconds);
+    return { ...result, seconds, peakRssMb, cpuSeconds: cpuSeconds(child.pid) - cpuBefore };
   } finally {
     clearInterval(sampler);
   }
@@ -595,6 +613,8 @@ function summarize(server: ServerName, workload: string, results: LoadResult[]):
     p99: at(0.99),
     failures: total((result) => result.failures),
     peakRssMb: Math.max(...results.map((result) => result.peakRssMb)),
+    cpuMsPerRequest: (1000 * total((result) => result.cpuSeconds)) / latencies.length,
+    bytesPerResponse: total((result) => result.bytes) / latencies.length,
   };
 }
 
@@ -603,9 +623,10 @@ async function load(
   port: number,
   workload: Workload,
   duration: number,
-): Promise<{ latencies: number[]; failures: number }> {
+): Promise<{ latencies: number[]; failures: number; bytes: number }> {
   const latencies: number[] = [];
   let failures = 0;
+  let bytes = 0;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const options: autocannon.Options = {
       url: `http://127.0.0.1:${port}`,
@@ -615,7 +636,11 @@ async function load(
         {
           setupRequest: (request) => {
             const { path, key } = workload.requests[randomIndex(workload.requests.length)];
-            return { ...request, path, headers: { authorization: `Bearer ${key}` } };
+            return {
+              ...request,
+              path,
+              headers: { authorization: `Bearer ${key}`, ...workload.headers },
+            };
           },
         },
       ],
@@ -625,16 +650,35 @@ async function load(
         ? reject(error instanceof Error ? error : new Error('autocannon failed'))
         : resolve(done),
     );
-    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+    instance.on('response', (_client, statusCode, responseBytes, responseTime) => {
       latencies.push(responseTime);
+      bytes += responseBytes;
       if (statusCode !== 200) failures += 1;
     });
   });
-  return { latencies, failures: failures + result.errors + result.timeouts };
+  return { latencies, failures: failures + result.errors + result.timeouts, bytes };
 }
 
 function randomIndex(length: number): number {
   return Math.floor(Math.random() * length);
+}
+
+/** The levels of gzip and brotli on workload (b)'s first page, as the service writes it. */
+async function levelsOnAPage(
+  servers: Map<ServerName, RunningServer>,
+  keys: Map<string, string>,
+): Promise<Report['compressionLevels']> {
+  const response = await fetch(
+    `http://127.0.0.1:${servers.get('service')?.port}/v1/companies?limit=200`,
+    { headers: { authorization: `Bearer ${keys.get(smallWorkspaceId(1))}` } },
+  );
+  const levels = measureLevels(Buffer.from(await response.arrayBuffer()), smoke ? 3 : 200);
+  const chosen = levels.rows.filter((row) => row.chosen);
+  log(
+    `compression of a ${levels.bytes}-byte page: ` +
+      chosen.map((row) => `${row.coding} ${row.bytes} bytes, ${row.ms.toFixed(2)} ms`).join('; '),
+  );
+  return levels;
 }
 
 /**

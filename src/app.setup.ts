@@ -1,6 +1,7 @@
 import type { NestApplicationOptions } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { answerClientErrors } from './http/client-error';
+import { compressJson } from './http/compression';
 import { readMalformedIdsLiterally } from './http/literal-path';
 import { parseQueryString } from './http/query-string';
 import { setResponseHeaders } from './http/response-headers';
@@ -31,6 +32,8 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   // Before Nest's router: even a request that fails routing (a malformed path) gets the headers.
   app.use(securityHeaders);
   app.use(setResponseHeaders);
+  // gzip or br as Accept-Encoding allows, for every JSON answer (the OpenAPI document included).
+  app.use(compressJson());
   app.use(readMalformedIdsLiterally);
   // Requests that Node's parser refuses get the envelope too (see client-error.ts).
   answerClientErrors(app.getHttpServer());

@@ -85,6 +85,28 @@ describe('the TypeScript client against the server', () => {
     expect(page.data[0]?.contacts[0]?.email).toBe('ana@acme.example');
   });
 
+  it('asks for compression and reads the compressed page as the API sends it', async () => {
+    const encodings: (string | null)[] = [];
+    const sent: (string | null)[] = [];
+    const client = new Client({
+      apiKey: key,
+      baseUrl,
+      fetch: async (input, init) => {
+        sent.push(new Headers(init?.headers).get('accept-encoding'));
+        const response = await fetch(input, init);
+        encodings.push(response.headers.get('content-encoding'));
+        return response;
+      },
+    });
+
+    const page = await client.listCompanies({ limit: 200 });
+
+    expect(sent).toEqual(['br, gzip']);
+    // Three companies with their contacts: over the 1 KiB threshold, so compressed.
+    expect(encodings).toEqual(['br']);
+    expect(page).toStrictEqual((await getWithKey(t.app, '/v1/companies?limit=200', key)).body);
+  });
+
   it('listLeads() takes since as a string and returns the page as is', async () => {
     const { client } = recordingClient(t, { apiKey: key, baseUrl });
     const page = await client.listLeads({ since: '2026-02-12' });

@@ -67,6 +67,7 @@ const OPERATIONS = [
 const EVERY_RESPONSE = {
   'X-Request-Id': 'string /^[A-Za-z0-9._:-]{1,128}$/',
   'Cache-Control': 'string (no-store)',
+  Vary: 'string (Accept-Encoding)',
 };
 const RATE_LIMIT = {
   'X-RateLimit-Limit': 'integer 1..',

@@ -50,6 +50,7 @@ export function answerClientErrors(server: Server): void {
         'Content-Type: application/json; charset=utf-8',
         `Content-Length: ${Buffer.byteLength(body)}`,
         'Cache-Control: no-store',
+        'Vary: Accept-Encoding',
         'X-Content-Type-Options: nosniff',
         `X-Request-Id: ${requestId}`,
         'Connection: close',

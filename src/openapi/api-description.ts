@@ -93,8 +93,11 @@ failure (\`Internal server error\`, with no internal detail).
 ## Headers of every response
 
 \`Content-Type: application/json; charset=utf-8\`, \`Cache-Control: no-store\` (the data is
-private to a workspace), and \`X-Request-Id\`: yours when you sent a sane one, otherwise a
-generated one; the server logs it with the request.
+private to a workspace), \`Vary: Accept-Encoding\`, and \`X-Request-Id\`: yours when you sent a
+sane one, otherwise a generated one; the server logs it with the request. A body of 1 KiB or more
+comes compressed (\`Content-Encoding: br\` or \`gzip\`, with its exact \`Content-Length\`) when
+your \`Accept-Encoding\` allows it: ask for \`br, gzip\` (a page of 200 companies, ~200 KB of
+JSON, is ~36 KB in br).
 
 ## Versioning
 

@@ -20,6 +20,13 @@ const EVERY_RESPONSE: HeadersObject = {
     description: 'The data is private to a workspace: no shared or browser cache may keep it.',
     schema: { type: 'string', enum: ['no-store'] },
   },
+  Vary: {
+    required: true,
+    description:
+      'A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the ' +
+      "request's Accept-Encoding allows it: every response depends on that header.",
+    schema: { type: 'string', enum: ['Accept-Encoding'] },
+  },
 };
 
 const RATE_LIMIT = (required: boolean, remaining = integer(0)): HeadersObject => ({

@@ -508,6 +508,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -527,6 +529,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -553,6 +557,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -583,6 +589,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -611,6 +619,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -641,6 +651,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -690,6 +702,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -709,6 +723,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -735,6 +751,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -765,6 +783,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -793,6 +813,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -823,6 +845,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -870,6 +894,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -889,6 +915,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -915,6 +943,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -943,6 +973,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -973,6 +1005,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1001,6 +1035,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1031,6 +1067,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1075,6 +1113,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1094,6 +1134,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1120,6 +1162,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1148,6 +1192,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1178,6 +1224,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1206,6 +1254,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1236,6 +1286,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1285,6 +1337,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1304,6 +1358,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1330,6 +1386,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1360,6 +1418,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1388,6 +1448,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1418,6 +1480,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1465,6 +1529,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1484,6 +1550,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1510,6 +1578,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1538,6 +1608,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1568,6 +1640,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1596,6 +1670,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1626,6 +1702,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1670,6 +1748,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1689,6 +1769,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1715,6 +1797,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1743,6 +1827,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1773,6 +1859,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1801,6 +1889,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1831,6 +1921,8 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
