@@ -292,9 +292,17 @@ describe('change feeds', () => {
       for (let i = 0; i < 4; i++) await createCompany(t.prisma, workspace.id);
       const first = await page(key, 'companies', '?limit=3');
       const again = await page(key, 'companies', '?limit=3');
-      expect(again).toEqual(first);
+      // The same changes. (The cursors may differ in the pass's start, which any transaction on
+      // the server moves; both name the same position.)
+      expect({ ...again, nextCursor: '' }).toEqual({ ...first, nextCursor: '' });
       const next = await page(key, 'companies', `?cursor=${encodeURIComponent(first.nextCursor)}`);
+      const nextAgain = await page(
+        key,
+        'companies',
+        `?cursor=${encodeURIComponent(again.nextCursor)}`,
+      );
       expect(next.data).toHaveLength(1);
+      expect(nextAgain.data).toEqual(next.data);
       expect(next.hasMore).toBe(false);
       expect(first.hasMore).toBe(true);
     });
