@@ -1,11 +1,10 @@
 import { Module } from '@nestjs/common';
 import { ChangesModule } from '../changes/changes.module';
-import { ItemsModule } from '../items/items.module';
 import { LeadsController } from './leads.controller';
 import { LeadsService } from './leads.service';
 
 @Module({
-  imports: [ChangesModule, ItemsModule],
+  imports: [ChangesModule],
   controllers: [LeadsController],
   providers: [LeadsService],
 })
