@@ -1,6 +1,9 @@
 import type { PoolClient } from 'pg';
 import { Pool } from 'pg';
 import { COMPANY_CHANGES_SQL, COMPANY_PAGE_SQL } from '../src/companies/companies.sql';
+import { sizedFeedSql } from '../src/changes/change-feed';
+import { INLINE_BODY_BYTES } from '../src/items/body-budget';
+import { sizedListSql } from '../src/items/list-page';
 import { LEAD_CHANGES_SQL, LEAD_PAGE_SQL } from '../src/leads/leads.sql';
 import { createTestDatabase, type TestDatabase } from './support/database';
 
@@ -11,7 +14,8 @@ import { createTestDatabase, type TestDatabase } from './support/database';
  * - Lists: a page's ids come from the covering order index alone (an index-only scan, so an
  *   offset skips index entries, never rows), and nothing sorts the workspace's rows.
  * - Feeds: a page is one range of the (workspace_id, txid, id) index, whatever its depth.
- * Plans are read with EXPLAIN (ANALYZE): actual row counts, not estimates.
+ * Plans are read with EXPLAIN (ANALYZE): actual row counts, not estimates, of the statements as
+ * the server runs them (sized: items/body-budget.ts).
  */
 
 interface PlanNode {
@@ -118,7 +122,13 @@ describe('query plans of the serving statements', () => {
     ])(
       '%s: page ids by an index-only scan of the order index, no large sort',
       async (_, offset) => {
-        const plan = await explain(sql, [WORKSPACE, null, 200, offset]);
+        const plan = await explain(sizedListSql(sql), [
+          WORKSPACE,
+          null,
+          200,
+          offset,
+          INLINE_BODY_BYTES,
+        ]);
         const scans = plan.filter(
           (n) => n['Node Type'] === 'Index Only Scan' && n['Index Name'] === orderIndex,
         );
@@ -131,7 +141,13 @@ describe('query plans of the serving statements', () => {
     );
 
     it('with since: no sequential scan, no large sort', async () => {
-      const plan = await explain(sql, [WORKSPACE, new Date('2026-03-25T00:00:00Z'), 200, 0]);
+      const plan = await explain(sizedListSql(sql), [
+        WORKSPACE,
+        new Date('2026-03-25T00:00:00Z'),
+        200,
+        0,
+        INLINE_BODY_BYTES,
+      ]);
       expectNoScanOfALargeTable(plan);
       expectNoLargeSort(plan, 200);
     });
@@ -151,7 +167,14 @@ describe('query plans of the serving statements', () => {
         ['0', ''],
         [rows[0].txid, rows[0].id],
       ]) {
-        const plan = await explain(sql, [WORKSPACE, txid, id, 1000, null]);
+        const plan = await explain(sizedFeedSql(sql), [
+          WORKSPACE,
+          txid,
+          id,
+          1000,
+          null,
+          INLINE_BODY_BYTES,
+        ]);
         const scans = plan.filter(
           (n) =>
             ['Index Scan', 'Index Only Scan'].includes(n['Node Type']) &&

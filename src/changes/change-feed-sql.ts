@@ -2,6 +2,15 @@ import { isoDateTime, type ItemSelect } from '../items/list-page-sql';
 
 export type Feed = 'companies' | 'leads';
 
+/**
+ * A feed page stops adding changes once its data reaches this many bytes, whatever `limit` asked:
+ * a page holds at most `limit` changes, and fewer when they are large (the first change always;
+ * `hasMore` then says to go on). Ordinary data never reaches it (a page of 1,000 companies with
+ * their contacts is about 1 MB), while 1,000 companies at the bounds' maximum would weigh 74 MB
+ * (docs/api.md, "Sizes").
+ */
+export const FEED_PAGE_MAX_BYTES = 4 * 1024 * 1024;
+
 export interface ChangeFeedSql extends ItemSelect {
   feed: Feed;
   /** The table of positions kept by the triggers (migration 20261124000000_change_feeds). */
@@ -30,6 +39,9 @@ export interface ChangeFeedSql extends ItemSelect {
  * A fresh pass therefore never expires on what was pruned before it began, while a client that
  * stayed behind the pruned deletions past the retention does. Checked against the per-workspace
  * summary in change_horizons (the greatest pruned position), which can only err towards a 410.
+ *
+ * A page ends after `limit` changes, or after the change that takes its data to
+ * FEED_PAGE_MAX_BYTES: its position (the next cursor) is then that change's.
  *
  * Parameters: $1 workspace id, $2 cursor txid (xid8 as text, '0' at the start), $3 cursor id, $4
  * limit, $5 the pass's start (xid8 as text; null without a cursor: this snapshot's xmin). The
@@ -66,8 +78,25 @@ export function changeFeedSql({
     AND txid < (SELECT xmin FROM bound)
   ORDER BY txid, id
   LIMIT $4
+), entries AS MATERIALIZED (
+  -- Each change as JSON, and the bytes of the changes before it in the page.
+  SELECT page.txid, page.id, entry.change,
+    sum(octet_length(entry.change)) OVER (ORDER BY page.txid, page.id ROWS UNBOUNDED PRECEDING)
+      - octet_length(entry.change) AS before
+  FROM page CROSS JOIN LATERAL (
+    SELECT (CASE WHEN page.deleted
+      THEN (SELECT row_to_json(deletion) FROM (
+        SELECT 'delete' AS op, page.id, ${changedAt} AS "changedAt") deletion)
+      ELSE (SELECT row_to_json(upsertion) FROM (
+        SELECT 'upsert' AS op, page.id, ${changedAt} AS "changedAt",
+          (SELECT row_to_json(item) FROM ${table} row ${joins}
+            CROSS JOIN LATERAL (SELECT ${item}) item
+            WHERE row.workspace_id = $1 AND row.id = page.id) AS "${key}") upsertion)
+    END)::text) entry(change)
+), kept AS MATERIALIZED (
+  SELECT txid, id, change FROM entries WHERE before < ${FEED_PAGE_MAX_BYTES}
 ), last AS (
-  SELECT txid, id FROM page ORDER BY txid DESC, id DESC LIMIT 1
+  SELECT txid, id FROM kept ORDER BY txid DESC, id DESC LIMIT 1
 ), position AS (
   SELECT coalesce((SELECT txid FROM last), $2::xid8) AS txid,
     coalesce((SELECT id FROM last), $3::text) AS id
@@ -85,18 +114,7 @@ SELECT
   (SELECT (latest.txid, latest.id) > ((SELECT txid FROM position), (SELECT id FROM position))
     FROM ${changeTable} latest WHERE latest.workspace_id = $1
     ORDER BY latest.txid DESC, latest.id DESC LIMIT 1) IS TRUE AS has_more,
-  coalesce(
-    (SELECT array_to_json(array_agg(entry.change ORDER BY page.txid, page.id)) FROM page
-      CROSS JOIN LATERAL (
-        SELECT CASE WHEN page.deleted
-          THEN (SELECT row_to_json(deletion) FROM (
-            SELECT 'delete' AS op, page.id, ${changedAt} AS "changedAt") deletion)
-          ELSE (SELECT row_to_json(upsertion) FROM (
-            SELECT 'upsert' AS op, page.id, ${changedAt} AS "changedAt",
-              (SELECT row_to_json(item) FROM ${table} row ${joins}
-                CROSS JOIN LATERAL (SELECT ${item}) item
-                WHERE row.workspace_id = $1 AND row.id = page.id) AS "${key}") upsertion)
-        END) entry(change)),
-    '[]'
-  )::text AS data`;
+  -- As array_to_json writes an array of JSON values: commas, no spaces.
+  coalesce((SELECT '[' || string_agg(change, ',' ORDER BY txid, id) || ']' FROM kept), '[]')
+    AS data`;
 }

@@ -1,6 +1,8 @@
 import { GoneException } from '@nestjs/common';
 import { type JsonText, jsonText } from '../http/json-text';
 import type { Queryable } from '../database/database';
+import { sizedSql } from '../items/body-budget';
+import type { BodyRoom } from '../items/list-page';
 import type { ChangeCursors } from './change-cursor';
 import type { Feed } from './change-feed-sql';
 import type { ChangesQueryDto } from './changes-query.dto';
@@ -18,12 +20,28 @@ interface FeedRow {
   txid: string;
   id: string;
   has_more: boolean;
-  data: string;
+  /** Null once taken by `envelope`, or from a sized statement whose page was over its cap. */
+  data: string | null;
 }
 
 export const CURSOR_EXPIRED = 'cursor has expired: start again without a cursor';
 
-/** Runs a feed's statement (change-feed-sql.ts) and adds the signed cursor to its JSON. */
+const sized = new Map<string, string>();
+
+/** A feed statement run sized (body-budget.ts): its `data` only up to a cap ($6, or null). */
+export function sizedFeedSql(sql: string): string {
+  let text = sized.get(sql);
+  if (text === undefined) {
+    text = sizedSql(sql, 'data', ['expired', 'pass', 'txid', 'id', 'has_more'], 6);
+    sized.set(sql, text);
+  }
+  return text;
+}
+
+/**
+ * Runs a feed's statement (change-feed-sql.ts) and adds the signed cursor to its JSON. With
+ * `room`, sized: a large page is read only once its heap is reserved (body-budget.ts).
+ */
 export async function changeFeedPage<T>(
   database: Queryable,
   cursors: ChangeCursors,
@@ -31,24 +49,45 @@ export async function changeFeedPage<T>(
   feed: Feed,
   workspaceId: string,
   { cursor, limit }: ChangesQueryDto,
+  room?: BodyRoom,
 ): Promise<JsonText<ChangePage<T>>> {
   // Without a cursor: before every position, and the pass starts with this read.
   const from =
     cursor === undefined
       ? { txid: '0', id: '', pass: null }
       : cursors.decode(feed, workspaceId, cursor);
-  const [row] = await database.query<FeedRow>(sql, [
-    workspaceId,
-    from.txid,
-    from.id,
-    limit,
-    from.pass,
-  ]);
+  const values = [workspaceId, from.txid, from.id, limit, from.pass];
+  const row =
+    room === undefined
+      ? (await database.query<FeedRow>(sql, values))[0]
+      : await room.budget.read(
+          room.key,
+          async (cap) =>
+            (
+              await database.query<FeedRow & { bytes: number }>(sizedFeedSql(sql), [...values, cap])
+            )[0],
+          (found) => found.data,
+        );
+  if (row === undefined) throw new Error('the feed statement returned no row');
   if (row.expired) throw new GoneException(CURSOR_EXPIRED);
   const nextCursor = cursors.encode(feed, workspaceId, row);
-  return jsonText(
-    `{"data":${row.data},"nextCursor":${JSON.stringify(nextCursor)},"hasMore":${row.has_more}}`,
-  );
+  return jsonText(envelope(row, nextCursor));
+}
+
+/**
+ * `{"data":...,"nextCursor":...,"hasMore":...}` in one flat string. Written as a template literal
+ * it would be a rope over `data`, which Express flattens into a copy before encoding it: twice the
+ * heap of a large page for a moment. Assembled as bytes outside the heap instead, `data` dropped
+ * from the row first, so that only the final string is on the heap (body-budget.ts counts one).
+ */
+function envelope(row: FeedRow, nextCursor: string): string {
+  const data = Buffer.from(row.data as string, 'utf8');
+  row.data = null;
+  return Buffer.concat([
+    Buffer.from('{"data":'),
+    data,
+    Buffer.from(`,"nextCursor":${JSON.stringify(nextCursor)},"hasMore":${row.has_more}}`),
+  ]).toString('utf8');
 }
 
 /** Runs a single-item statement (item-sql.ts): the item's JSON, or null when not in the workspace. */

@@ -4,6 +4,7 @@ import { type ChangePage, changeFeedPage, itemById } from '../changes/change-fee
 import type { ChangesQueryDto } from '../changes/changes-query.dto';
 import type { JsonText } from '../http/json-text';
 import type { ListQueryDto } from '../http/list-query.dto';
+import { BodyBudget } from '../items/body-budget';
 import { listPage } from '../items/list-page';
 import type { Page } from '../items/page';
 import { Database } from '../database/database';
@@ -17,11 +18,15 @@ export class CompaniesService {
   constructor(
     private readonly database: Database,
     private readonly cursors: ChangeCursors,
+    private readonly bodies: BodyBudget,
   ) {}
 
   /** A page of the workspace's companies, hottest first, ties by id so that paging is stable. */
   list(workspaceId: string, query: ListQueryDto): Promise<JsonText<Page<CompanyDto>>> {
-    return listPage(this.database, COMPANY_PAGE_SQL, workspaceId, query);
+    return listPage(this.database, COMPANY_PAGE_SQL, workspaceId, query, {
+      budget: this.bodies,
+      key: `companies:${workspaceId}`,
+    });
   }
 
   /** One company of the workspace; 404 when the id is not one of its companies, whether or not it exists. */
@@ -43,6 +48,7 @@ export class CompaniesService {
       'companies',
       workspaceId,
       query,
+      { budget: this.bodies, key: `companies/changes:${workspaceId}` },
     );
   }
 }

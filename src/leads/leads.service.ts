@@ -4,6 +4,7 @@ import { type ChangePage, changeFeedPage, itemById } from '../changes/change-fee
 import type { ChangesQueryDto } from '../changes/changes-query.dto';
 import type { JsonText } from '../http/json-text';
 import type { ListQueryDto } from '../http/list-query.dto';
+import { BodyBudget } from '../items/body-budget';
 import { listPage } from '../items/list-page';
 import type { Page } from '../items/page';
 import { Database } from '../database/database';
@@ -17,11 +18,15 @@ export class LeadsService {
   constructor(
     private readonly database: Database,
     private readonly cursors: ChangeCursors,
+    private readonly bodies: BodyBudget,
   ) {}
 
   /** A page of the workspace's leads, hottest first, ties by id so that paging is stable. */
   list(workspaceId: string, query: ListQueryDto): Promise<JsonText<Page<LeadDto>>> {
-    return listPage(this.database, LEAD_PAGE_SQL, workspaceId, query);
+    return listPage(this.database, LEAD_PAGE_SQL, workspaceId, query, {
+      budget: this.bodies,
+      key: `leads:${workspaceId}`,
+    });
   }
 
   /** One lead of the workspace; 404 when the id is not one of its leads, whether or not it exists. */
@@ -43,6 +48,7 @@ export class LeadsService {
       'leads',
       workspaceId,
       query,
+      { budget: this.bodies, key: `leads/changes:${workspaceId}` },
     );
   }
 }

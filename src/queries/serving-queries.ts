@@ -1,5 +1,7 @@
 import { API_KEY_BY_HASH_SQL, API_KEY_RECORD_USE_SQL } from '../auth/api-keys.sql';
 import { COMPANY_CHANGES_SQL, COMPANY_PAGE_SQL, COMPANY_SQL } from '../companies/companies.sql';
+import { sizedFeedSql } from '../changes/change-feed';
+import { sizedListSql } from '../items/list-page';
 import { LEAD_CHANGES_SQL, LEAD_PAGE_SQL, LEAD_SQL } from '../leads/leads.sql';
 
 /** A statement of the serving path, as its module exports it. */
@@ -34,8 +36,10 @@ export const SERVING_QUERIES: Record<string, ServingQuery[]> = {
     {
       name: 'COMPANY_PAGE_SQL',
       source: 'src/companies/companies.sql.ts',
-      what: 'GET /v1/companies. $1 workspace, $2 since, $3 limit, $4 offset.',
-      sql: COMPANY_PAGE_SQL,
+      what:
+        'GET /v1/companies, sized (items/body-budget.ts). $1 workspace, $2 since, $3 limit, ' +
+        '$4 offset, $5 the largest body returned (bytes; null: any).',
+      sql: sizedListSql(COMPANY_PAGE_SQL),
     },
     {
       name: 'COMPANY_SQL',
@@ -46,16 +50,20 @@ export const SERVING_QUERIES: Record<string, ServingQuery[]> = {
     {
       name: 'COMPANY_CHANGES_SQL',
       source: 'src/companies/companies.sql.ts',
-      what: 'GET /v1/companies/changes. $1 workspace, $2 txid, $3 id, $4 limit, $5 pass.',
-      sql: COMPANY_CHANGES_SQL,
+      what:
+        'GET /v1/companies/changes, sized (items/body-budget.ts). $1 workspace, $2 txid, $3 id, ' +
+        '$4 limit, $5 pass, $6 the largest data returned (bytes; null: any).',
+      sql: sizedFeedSql(COMPANY_CHANGES_SQL),
     },
   ],
   leads: [
     {
       name: 'LEAD_PAGE_SQL',
       source: 'src/leads/leads.sql.ts',
-      what: 'GET /v1/leads. $1 workspace, $2 since, $3 limit, $4 offset.',
-      sql: LEAD_PAGE_SQL,
+      what:
+        'GET /v1/leads, sized (items/body-budget.ts). $1 workspace, $2 since, $3 limit, ' +
+        '$4 offset, $5 the largest body returned (bytes; null: any).',
+      sql: sizedListSql(LEAD_PAGE_SQL),
     },
     {
       name: 'LEAD_SQL',
@@ -66,8 +74,10 @@ export const SERVING_QUERIES: Record<string, ServingQuery[]> = {
     {
       name: 'LEAD_CHANGES_SQL',
       source: 'src/leads/leads.sql.ts',
-      what: 'GET /v1/leads/changes. $1 workspace, $2 txid, $3 id, $4 limit, $5 pass.',
-      sql: LEAD_CHANGES_SQL,
+      what:
+        'GET /v1/leads/changes, sized (items/body-budget.ts). $1 workspace, $2 txid, $3 id, ' +
+        '$4 limit, $5 pass, $6 the largest data returned (bytes; null: any).',
+      sql: sizedFeedSql(LEAD_CHANGES_SQL),
     },
   ],
 };

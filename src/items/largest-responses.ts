@@ -1,0 +1,46 @@
+import { FEED_PAGE_MAX_BYTES } from '../changes/change-feed-sql';
+import { MAX_CHANGES_LIMIT } from '../changes/changes-query.dto';
+import {
+  COMPANY_FIELDS,
+  CONTACT_FIELDS,
+  ID_MAX_LENGTH,
+  MAX_CONTACTS_PER_COMPANY,
+} from '../companies/company.fields';
+import { MAX_LIMIT } from '../http/list-query.dto';
+import { LEAD_FIELDS } from '../leads/lead.fields';
+import {
+  maxArrayBytes,
+  maxChangePageBytes,
+  maxListPageBytes,
+  maxObjectBytes,
+} from './response-size';
+
+/** The largest bodies of the API, in bytes of UTF-8 (response-size.ts; docs/api.md, "Sizes"). */
+export function largestResponses() {
+  const contact = maxObjectBytes(CONTACT_FIELDS);
+  const company = maxObjectBytes(COMPANY_FIELDS, {
+    contacts: maxArrayBytes(MAX_CONTACTS_PER_COMPANY, contact),
+  });
+  const lead = maxObjectBytes(LEAD_FIELDS);
+  return {
+    contact,
+    company,
+    lead,
+    companyPage: maxListPageBytes(MAX_LIMIT, company),
+    leadPage: maxListPageBytes(MAX_LIMIT, lead),
+    companyChangePage: maxChangePageBytes(
+      MAX_CHANGES_LIMIT,
+      'company',
+      company,
+      ID_MAX_LENGTH,
+      FEED_PAGE_MAX_BYTES,
+    ),
+    leadChangePage: maxChangePageBytes(
+      MAX_CHANGES_LIMIT,
+      'lead',
+      lead,
+      ID_MAX_LENGTH,
+      FEED_PAGE_MAX_BYTES,
+    ),
+  };
+}
