@@ -139,17 +139,22 @@ describe('BodyBudget', () => {
     database.reads = [];
     await readThrough(budget, database);
 
-    expect(database.reads).toEqual([15 * MB]);
-    // Grown since: the capped read finds it over, and it is read again with more room.
-    const grown = new FakeDatabase(20 * MB);
+    // Room for its size and a tenth more: a page a little larger is still read once.
+    expect(database.reads).toEqual([16.5 * MB]);
+    const larger = new FakeDatabase(16 * MB);
+    await readThrough(budget, larger);
+    expect(larger.reads).toEqual([16.5 * MB]);
+    // Grown more than that: the capped read finds it over, and it is read again with more room.
+    await nextTurn();
+    const grown = new FakeDatabase(40 * MB);
     await readThrough(budget, grown);
-    expect(grown.reads).toEqual([15 * MB, null]);
+    expect(grown.reads).toEqual([Math.ceil(16 * MB * 1.1), null]);
     // Small again: forgotten.
     await nextTurn();
     const small = new FakeDatabase(1_000);
     await readThrough(budget, small);
     await readThrough(budget, small);
-    expect(small.reads).toEqual([20 * MB, INLINE_BODY_BYTES]);
+    expect(small.reads).toEqual([Math.ceil(40 * MB * 1.1), INLINE_BODY_BYTES]);
   });
 
   it(`sheds a large body when ${MAX_LARGE_BODIES_WAITING} already wait, and one that waits over ${LARGE_BODY_WAIT_MS} ms`, async () => {

@@ -14,10 +14,15 @@ import { Injectable } from '@nestjs/common';
  * and the room is given back once the body has been handed to the response. The heap held by
  * bodies is thus at most 10 × 2 × INLINE_BODY_BYTES plus LARGE_BODIES_HEAP_BYTES (or one body
  * larger than that alone): 84 MiB. A key (endpoint and workspace) whose last body was large waits
- * for room before its first read, so that a workspace of large items costs one read, not two.
+ * for room (its size and a tenth more) before its first read, so that a workspace of large items
+ * costs one read, not two.
  */
 
-/** Bodies up to this many bytes come back from the first read: any page of ordinary data. */
+/**
+ * Bodies up to this many bytes come back from the first read: a list page of ordinary data (200
+ * companies are about 200 KB). A feed page of 1,000 ordinary companies (about 1.1 MB) goes through
+ * the budget, which has room for dozens of them at once, and is read once as its key is remembered.
+ */
 export const INLINE_BODY_BYTES = 1024 * 1024;
 /** The heap that larger bodies may hold at once. */
 export const LARGE_BODIES_HEAP_BYTES = 64 * 1024 * 1024;
@@ -29,6 +34,9 @@ export const LARGE_BODY_WAIT_MS = 15_000;
 export const MAX_LARGE_BODIES_WAITING = 100;
 // Keys whose last body was large, remembered (the oldest forgotten first).
 const REMEMBERED_KEYS = 1_000;
+// A remembered key reserves for its last size and a tenth more: successive pages of a workspace
+// (a sync's feed pages) differ a little, and one over its room would be read twice.
+const REMEMBERED_MARGIN = 1.1;
 
 /**
  * A statement that returns one row whose `column` is a response body (or part of one), rewritten
@@ -93,8 +101,9 @@ export class BodyBudget {
     let reserved = 0;
     try {
       const known = this.large.get(key);
-      if (known !== undefined) reserved = await this.reserve(known);
-      let row = await read(known ?? INLINE_BODY_BYTES);
+      const room = known === undefined ? INLINE_BODY_BYTES : Math.ceil(known * REMEMBERED_MARGIN);
+      if (known !== undefined) reserved = await this.reserve(room);
+      let row = await read(room);
       if (row !== undefined && body(row) === null) {
         // Larger than there was room for: make room for its size, then read it again (a page
         // that grew in between, in those milliseconds, is read as it is: at most the largest).

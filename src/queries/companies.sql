@@ -100,12 +100,8 @@ WITH snapshot AS MATERIALIZED (
   ORDER BY txid, id
   LIMIT $4
 ), entries AS MATERIALIZED (
-  -- Each change as JSON, and the bytes of the changes before it in the page.
-  SELECT page.txid, page.id, entry.change,
-    sum(octet_length(entry.change)) OVER (ORDER BY page.txid, page.id ROWS UNBOUNDED PRECEDING)
-      - octet_length(entry.change) AS before
-  FROM page CROSS JOIN LATERAL (
-    SELECT (CASE WHEN page.deleted
+  -- Each change as JSON text, written once (materialized: its size is read twice below).
+  SELECT page.txid, page.id, (CASE WHEN page.deleted
       THEN (SELECT row_to_json(deletion) FROM (
         SELECT 'delete' AS op, page.id, to_char(page.changed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "changedAt") deletion)
       ELSE (SELECT row_to_json(upsertion) FROM (
@@ -121,9 +117,17 @@ WITH snapshot AS MATERIALIZED (
       '[]'
     ) AS contacts) item
             WHERE row.workspace_id = $1 AND row.id = page.id) AS "company") upsertion)
-    END)::text) entry(change)
+    END)::text AS change
+  FROM page
 ), kept AS MATERIALIZED (
-  SELECT txid, id, change FROM entries WHERE before < 4194304
+  -- The changes that start before the page's data reaches FEED_PAGE_MAX_BYTES.
+  SELECT txid, id, change FROM (
+    SELECT txid, id, change,
+      sum(octet_length(change)) OVER (ORDER BY txid, id ROWS UNBOUNDED PRECEDING)
+        - octet_length(change) AS before
+    FROM entries
+  ) sized
+  WHERE before < 4194304
 ), last AS (
   SELECT txid, id FROM kept ORDER BY txid DESC, id DESC LIMIT 1
 ), position AS (
