@@ -2,6 +2,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { IsGivenOnce, toInteger } from '../http/list-query.dto';
+import { FEED_PAGE_MAX_BYTES } from './change-feed-sql';
 
 // A feed page may be larger than a list page: it is read from one index range, whatever its depth.
 export const MAX_CHANGES_LIMIT = 1000;
@@ -25,7 +26,10 @@ export class ChangesQueryDto {
     minimum: 1,
     maximum: MAX_CHANGES_LIMIT,
     default: DEFAULT_CHANGES_LIMIT,
-    description: 'Changes per page: a plain decimal integer, given at most once.',
+    description:
+      'Changes per page, at most: a plain decimal integer, given at most once. A page holds ' +
+      `fewer when its changes are large (its data stops after ${FEED_PAGE_MAX_BYTES / 1024 / 1024} ` +
+      'MiB, `hasMore` then true).',
   })
   @Max(MAX_CHANGES_LIMIT)
   @Min(1)

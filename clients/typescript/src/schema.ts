@@ -869,7 +869,7 @@ export interface operations {
             query?: {
                 /** @description A `nextCursor` returned by this feed, given at most once. Without it the feed starts at the beginning: every live item as an upsert, then every later change. */
                 cursor?: string;
-                /** @description Changes per page: a plain decimal integer, given at most once. */
+                /** @description Changes per page, at most: a plain decimal integer, given at most once. A page holds fewer when its changes are large (its data stops after 4 MiB, `hasMore` then true). */
                 limit?: number;
             };
             header?: {
@@ -1504,7 +1504,7 @@ export interface operations {
             query?: {
                 /** @description A `nextCursor` returned by this feed, given at most once. Without it the feed starts at the beginning: every live item as an upsert, then every later change. */
                 cursor?: string;
-                /** @description Changes per page: a plain decimal integer, given at most once. */
+                /** @description Changes per page, at most: a plain decimal integer, given at most once. A page holds fewer when its changes are large (its data stops after 4 MiB, `hasMore` then true). */
                 limit?: number;
             };
             header?: {
