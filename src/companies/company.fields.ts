@@ -5,7 +5,7 @@ import type { CompanyDto, ContactDto } from './dto/company.dto';
 /*
  * Maximum lengths, in characters (code points), sized for real data with room to spare; they bound
  * what the import accepts, what the database stores (CHECK constraints, migration
- * 20261125000000_field_bounds) and what a response can weigh.
+ * 20261125000000_field_bounds) and what a response can weigh (docs/api.md, "Sizes").
  *
  * - Ids: 100. Ours are a prefix and a few digits (`co_000001`); 100 holds a UUID (36) or a
  *   prefixed ULID with room, and keeps the feeds' cursors, which carry an id, short.
@@ -25,7 +25,7 @@ import type { CompanyDto, ContactDto } from './dto/company.dto';
  *   public name of at most 100 (LinkedIn's limit), and a generated name of non-Latin letters is
  *   percent-encoded; 300 holds that, a trailing slash and a short query. Not a general URL bound
  *   (2,048): the field holds LinkedIn profiles only, and each contact's bound weighs on a page of
- *   up to 200 companies.
+ *   up to 200 companies (docs/api.md, "Sizes").
  */
 export const ID_MAX_LENGTH = 100;
 const NAME_MAX_LENGTH = 200;
@@ -36,7 +36,7 @@ const BAND_MAX_LENGTH = 50;
  * Contacts per company, at most: the import refuses more and so does the database (a trigger of
  * migration 20261125000000_field_bounds). A company's contacts are the few people of its buying
  * group that were identified (the demo has 1 to 4). Each one allowed adds up to 6.7 KB to a
- * company's JSON and 1.3 MB to a page of 200 companies, which the server
+ * company's JSON and 1.3 MB to a page of 200 companies (docs/api.md, "Sizes"), which the server
  * must be able to hold, several at once, in its 128 MiB of heap: 10.
  */
 export const MAX_CONTACTS_PER_COMPANY = 10;

@@ -124,7 +124,7 @@ function checkCompany(raw: unknown, location: string): CompanyEntry {
     fields.problem('lastSeen must not be before firstSeen');
   }
   const contactList = fields.array('contacts');
-  // Bounds a company's size, and so a page's; the database refuses more too.
+  // Bounds a company's size, and so a page's (docs/api.md, "Sizes"); the database refuses more too.
   if (contactList.length > MAX_CONTACTS_PER_COMPANY) {
     fields.problem(
       `contacts must hold at most ${MAX_CONTACTS_PER_COMPANY} contacts (it holds ${contactList.length})`,

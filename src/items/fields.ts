@@ -7,7 +7,8 @@ import { isoDateTime } from './list-page-sql';
  * another type, does not compile. From it derive: the SQL select list that writes the item's JSON
  * (lists, feeds, single reads), the import's checks of each field, the import's upsert, the
  * OpenAPI document's `maxLength` of each text field, the database's CHECK constraints on them
- * (test/field-bounds.e2e-spec.ts compares the two); and so a bound on a response's size.
+ * (test/field-bounds.e2e-spec.ts compares the two), and the bound on a response's size
+ * (response-size.ts).
  */
 
 interface FieldBase<Kind extends string> {
@@ -21,7 +22,7 @@ interface FieldBase<Kind extends string> {
 /**
  * Text has a maximum length, in characters (Unicode code points: what PostgreSQL's char_length
  * counts and JSON Schema's maxLength means; an emoji is one). Every text field has one, so that no
- * response can be made arbitrarily large.
+ * response can be made arbitrarily large (docs/api.md, "Sizes").
  */
 interface TextBase<Kind extends string> extends FieldBase<Kind> {
   maxLength: number;
