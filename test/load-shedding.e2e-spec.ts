@@ -20,18 +20,17 @@ import { listenOnLoopback, send, type RawResponse } from './support/raw-http';
  * lock, and every other request needs a connection it cannot get. What is asserted exactly is
  * behaviour: the queue never exceeds its bound, both kinds of refusal happen, and every refused
  * statement's wait for a connection (measured around Database.query, where the wait happens) is
- * either none or the bound. Durations are asserted with wide margins, the machine being noisy: a
- * request's own time also holds the CPU time that this one process (client and server) spends on
- * the 999 others, about 1.5 s here, which is why the whole request gets 4.5 s, still less than the
- * old wait alone.
+ * either none or the bound, with a margin for late timers. A refused request's whole time, as the
+ * client sees it, is not asserted: it also holds the CPU time that this one process (client and
+ * server) spends on the 999 others, which is the machine's, not the service's (6.5 s on a machine
+ * shared with four other test runs, 1.5 s on a quiet one). What is asserted instead is that every
+ * refusal came back while the lock still held the pool's connections: none waited for one to free.
  */
 const REQUESTS = 1_000;
 /** A refused statement's wait for a connection: the bound, with a margin for late timers. */
 const WAITED_AT_MOST_MS = CONNECTION_WAIT_MS * 2;
 /** "At once": no wait at all (it is refused before any I/O); the margin is for a busy loop. */
 const AT_ONCE_MS = 50;
-/** A whole refused request, seen by the client: the old 5 s wait alone was more. */
-const ANSWERED_WITHIN_MS = 4_500;
 
 /** Every line the application writes (the filter's warnings say why each 503 was answered). */
 const output: string[] = [];
@@ -85,6 +84,12 @@ async function openSockets(count: number): Promise<void> {
   }
 }
 
+it('waits at most a second for a connection (the bound that docs/security.md states)', () => {
+  // The burst below measures waits against this constant: it is pinned here, so that raising it
+  // back towards the 5 s that requests used to wait fails.
+  expect(CONNECTION_WAIT_MS).toBeLessThanOrEqual(1_000);
+});
+
 it('serves before and after, and answers 1,000 concurrent requests at once or within a second', async () => {
   const { pool } = t.app.get(Database);
   await openSockets(REQUESTS);
@@ -118,17 +123,18 @@ it('serves before and after, and answers 1,000 concurrent requests at once or wi
   });
 
   let answered = 0;
+  let lockReleased = false;
   const burst = Array.from({ length: REQUESTS }, async () => {
-    const started = performance.now();
     const response = await get('/v1/companies?limit=1', { Authorization: `Bearer ${key}` });
     answered++;
-    return { response, ms: performance.now() - started };
+    return { response, whileLocked: !lockReleased };
   });
   // The requests that hold the connections wait on the lock; every other one is answered first.
   await waitForLockWaiter(locker);
-  for (let i = 0; i < 400 && answered < REQUESTS - POOL_SIZE; i++) {
+  for (let i = 0; i < 1_600 && answered < REQUESTS - POOL_SIZE; i++) {
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+  lockReleased = true;
   await locker.query('ROLLBACK');
   const results = await Promise.all(burst);
   sampling = false;
@@ -141,8 +147,8 @@ it('serves before and after, and answers 1,000 concurrent requests at once or wi
   // The statements that held the pool's connections, and maybe a few that got one as it ended.
   expect(served.length).toBeGreaterThanOrEqual(1);
   expect(refused.length).toBeGreaterThanOrEqual(REQUESTS - 3 * POOL_SIZE);
-  for (const { response, ms } of refused) {
-    expect(ms).toBeLessThan(ANSWERED_WITHIN_MS);
+  for (const { response, whileLocked } of refused) {
+    expect(whileLocked).toBe(true);
     expectShed(response);
   }
 
@@ -173,7 +179,7 @@ it('serves before and after, and answers 1,000 concurrent requests at once or wi
 
   // Served again as soon as the lock is gone, without a restart.
   expect((await get('/v1/companies', { Authorization: `Bearer ${key}` })).status).toBe(200);
-}, 60_000);
+}, 120_000);
 
 function expectShed(response: RawResponse): void {
   expect(response.status).toBe(503);

@@ -67,8 +67,8 @@ afterEach(() => {
 });
 
 /**
- * The one request line of a response, found by the X-Request-Id the response carries. pino-http
- * writes it when the response finishes, which may come a turn of the event loop after the client
+ * The one request line of a response, found by the X-Request-Id the response carries. The request
+ * log writes it when the response closes, which may come a turn of the event loop after the client
  * has it: a bounded number of turns.
  */
 async function requestLineOf(response: Response): Promise<LogLine> {

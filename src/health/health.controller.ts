@@ -22,10 +22,14 @@ export class HealthController {
     private readonly redis: RedisHealthIndicator,
   ) {}
 
-  /** The process answers. No dependency is checked: an outage of one is not cured by a restart. */
+  /**
+   * The process answers. No dependency is checked: an outage of one is not cured by a restart.
+   * The body is the one terminus gives for no check, written once: terminus's executor cost about
+   * a tenth of the CPU of this probe (`node --cpu-prof`), which runs every few seconds per instance.
+   */
   @Get('live')
-  live(): Promise<HealthCheckResult> {
-    return this.health.check([]);
+  live(): HealthCheckResult {
+    return { status: 'ok', info: {}, error: {}, details: {} };
   }
 
   /** The instance can serve: the database answers, and Redis when configured; 503 otherwise. */

@@ -4,11 +4,13 @@ import {
   ExceptionFilter,
   HttpException,
   HttpStatus,
-  Logger,
+  Inject,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import type { Logger as PinoLogger } from 'pino';
+import type { Logger } from 'pino';
+import { ROOT_LOGGER } from '../logging/app-logger';
 import { redactApiKeys } from '../logging/key-redaction';
+import { requestIdOf } from '../logging/request-log';
 import { isDatabaseUnavailable, retryAfterSeconds } from './database-errors';
 import type { ErrorEnvelopeDto } from './error-envelope.dto';
 
@@ -24,7 +26,7 @@ const MESSAGES: Partial<Record<HttpStatus, string>> = {
 /** Owns every error response: the envelope, its status, and nothing that leaks internals. */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
-  private readonly logger = new Logger(AllExceptionsFilter.name);
+  constructor(@Inject(ROOT_LOGGER) private readonly logger: Logger) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
@@ -56,11 +58,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
     response.status(status).json(body);
   }
 
-  /** Through the request's own logger (pino-http's), so that the line carries its request id. */
+  /** With the request's id, like the request's own line (request-log.ts). */
   private log(request: Request, level: 'error' | 'warn', message: string): void {
-    const requestLog = (request as { log?: PinoLogger }).log;
-    if (requestLog) requestLog[level]({ context: AllExceptionsFilter.name }, message);
-    else this.logger[level](message);
+    this.logger[level](
+      { requestId: requestIdOf(request), context: AllExceptionsFilter.name },
+      message,
+    );
   }
 
   private statusOf(exception: unknown): HttpStatus {

@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import helmet, { contentSecurityPolicy } from 'helmet';
 
 /** Where the OpenAPI module serves Swagger UI: the one place of the service that renders HTML. */
@@ -51,10 +51,33 @@ function isDocs(path: string): boolean {
   return path === DOCS_PATH || path.startsWith(`${DOCS_PATH}/`);
 }
 
+type Header = readonly [name: string, value: string];
+
+/**
+ * The headers that helmet's middlewares set, read once: they are the same on every response of
+ * a policy, and setting them from a list costs a tenth of running a dozen middlewares each time.
+ */
+function headersSetBy(...middlewares: RequestHandler[]): Header[] {
+  const headers = new Map<string, string>();
+  const recorder = {
+    setHeader: (name: string, value: unknown) => headers.set(name, String(value)),
+    removeHeader: (name: string) => headers.delete(name),
+  };
+  for (const middleware of middlewares) {
+    middleware({} as Request, recorder as unknown as Response, (error?: unknown) => {
+      if (error) throw new Error('helmet refused its own settings', { cause: error });
+    });
+  }
+  return [...headers];
+}
+
+const apiHeaders = headersSetBy(common, apiPolicy);
+const docsHeaders = headersSetBy(common, docsPolicy);
+
 /** Security headers of every response (express middleware), before routing. */
 export function securityHeaders(request: Request, response: Response, next: NextFunction): void {
-  common(request, response, (error?: unknown) => {
-    if (error) return next(error);
-    (isDocs(request.path) ? docsPolicy : apiPolicy)(request, response, next);
-  });
+  for (const [name, value] of isDocs(request.path) ? docsHeaders : apiHeaders) {
+    response.setHeader(name, value);
+  }
+  next();
 }

@@ -7,16 +7,16 @@ import {
   RequestMethod,
 } from '@nestjs/common';
 import type { RequestHandler } from 'express';
-import { type DestinationStream, destination, pino } from 'pino';
-import { pinoHttp } from 'pino-http';
+import { type DestinationStream, destination, type Logger, pino } from 'pino';
 import { Environment } from '../config/environment';
 import { AppLogger, ROOT_LOGGER } from './app-logger';
-import { httpLoggerOptions, loggerOptions } from './log-options';
+import { loggerOptions } from './log-options';
+import { requestLog } from './request-log';
 
 /** Where log lines are written: standard output; a test overrides it to read them. */
 export const LOG_DESTINATION = Symbol('LOG_DESTINATION');
 
-/** The request log middleware (pino-http). */
+/** The request log middleware (request-log.ts). */
 const HTTP_LOGGER = Symbol('HTTP_LOGGER');
 
 /**
@@ -26,7 +26,7 @@ const HTTP_LOGGER = Symbol('HTTP_LOGGER');
  * Not nestjs-pino: its middleware runs every request inside an AsyncLocalStorage, which on Node 20
  * turns on promise hooks for every promise of the process; measured, that cost ~10-20% of the
  * throughput of a request (docs/benchmarks.md). The one line that needs the request's id, the
- * error filter's, logs through the request's own logger (`request.log`) instead.
+ * error filter's, carries it as a field (requestIdOf).
  */
 @Global()
 @Module({
@@ -42,7 +42,7 @@ const HTTP_LOGGER = Symbol('HTTP_LOGGER');
     {
       provide: HTTP_LOGGER,
       inject: [ROOT_LOGGER],
-      useFactory: (logger: ReturnType<typeof pino>) => pinoHttp({ ...httpLoggerOptions, logger }),
+      useFactory: (logger: Logger) => requestLog(logger),
     },
     AppLogger,
   ],

@@ -1,0 +1,46 @@
+import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
+
+/**
+ * The request log: one JSON line per request once its response is over (method, path as received,
+ * status, duration, request id, workspace), at `error` for a 5xx.
+ *
+ * Not pino-http: per request it made two child loggers (one serialising the whole request at
+ * once, for a `req.log` that only the error filter used) and three listeners; that was about a
+ * tenth of the CPU of a request to /health/live (`node --cpu-prof`, docs/benchmarks.md, (z)). Here
+ * a request costs one listener and, at the end, one line. The error filter logs with the
+ * request's id itself (requestIdOf).
+ */
+export function requestLog(logger: Logger): RequestHandler {
+  return (request: Request, response: Response, next: NextFunction) => {
+    const startedAt = Date.now();
+    // 'close' follows 'finish' for an answered request and also ends one the client abandoned.
+    response.once('close', () => {
+      const line = {
+        requestId: requestIdOf(request),
+        method: request.method,
+        // Express's original URL, query included, as received (key-shaped values are redacted
+        // from every line on its way out: log-options.ts).
+        path: request.originalUrl ?? request.url,
+        statusCode: response.statusCode,
+        durationMs: Date.now() - startedAt,
+        // The key's workspace, once the guard knows it.
+        workspaceId: request.auth?.workspace.id,
+      };
+      if (response.statusCode >= 500) logger.error(line, 'request errored');
+      else logger.info(line, 'request completed');
+    });
+    next();
+  };
+}
+
+/** The id that setResponseHeaders chose and sent back as X-Request-Id: one id everywhere. */
+export function requestIdOf(request: Pick<Request, 'headers'>): string {
+  const id = request.headers['x-request-id'];
+  if (typeof id === 'string') return id;
+  // Only a request that failed before setResponseHeaders ran has none; give it one for its lines.
+  const generated = randomUUID();
+  request.headers['x-request-id'] = generated;
+  return generated;
+}
