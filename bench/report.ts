@@ -2,7 +2,8 @@ import type { BenchScale } from './data';
 import { renderCompression, type CompressionLevels } from './compression';
 import type { ImportRuns, SyncPass } from './feeds';
 
-export type ServerName = 'service' | 'bare' | 'naive';
+/** `metrics`: the service with METRICS_PORT set (measured on a few workloads only). */
+export type ServerName = 'service' | 'bare' | 'naive' | 'metrics';
 
 export interface Measurement {
   server: ServerName | 'pgbench';
@@ -40,6 +41,11 @@ export interface Report {
   compressionLevels?: CompressionLevels;
 }
 
+const SERVER_TITLES: Record<string, string> = {
+  metrics: 'service, METRICS_PORT set',
+  pgbench: 'pgbench (database alone)',
+};
+
 /** The workloads of one page of the companies feed each (the g target compares their p50s). */
 const FEED_PAGES = ['g1', 'g2', 'g3'];
 
@@ -73,7 +79,8 @@ export function renderReport(report: Report): string {
         : `, generated in ${number(report.generation)} s.`),
     `- Load: autocannon, ${report.connections} connections (c1 and the feed pages g1–g3: one), ` +
       'per workload the servers in the order ' +
-      `${report.smoke ? 'service, bare, naive' : 'service, bare, naive, bare, service'} (the feed ` +
+      `${report.smoke ? 'service, metrics, bare, naive' : 'service, metrics, bare, naive, bare, metrics, service'} ` +
+      '(metrics: the service with METRICS_PORT set, on (e) and (z) only; the feed ' +
       'pages without the naive server, which has no feed of its own), each period ' +
       `${report.seconds} s after a warm-up; requests drawn at random from the workload; p50 ` +
       `and p99 over every response. pgbench: the same statements, as many clients.`,
@@ -88,10 +95,10 @@ export function renderReport(report: Report): string {
       '| server | req/s | p50 ms | p99 ms | peak RSS MB | failed |',
       '|---|---:|---:|---:|---:|---:|',
     );
-    for (const server of ['service', 'bare', 'naive', 'pgbench']) {
+    for (const server of ['service', 'metrics', 'bare', 'naive', 'pgbench']) {
       const m = find(server, id);
       if (!m) continue;
-      const name = server === 'pgbench' ? 'pgbench (database alone)' : server;
+      const name = SERVER_TITLES[server] ?? server;
       lines.push(
         `| ${name} | ${number(m.rps)} | ${number(m.p50, 2)} | ${number(m.p99, 2)} | ${number(m.peakRssMb)} | ${m.failures} |`,
       );
@@ -104,6 +111,15 @@ export function renderReport(report: Report): string {
         '',
         `service/bare: throughput ${ratio(service.rps / bare.rps)}, p99 ${ratio(service.p99 / bare.p99)}. ` +
           `service/naive: throughput ${ratio(service.rps / naive.rps)}, p50 ${ratio(service.p50 / naive.p50)}.`,
+      );
+    }
+    const metrics = find('metrics', id);
+    if (service && metrics) {
+      lines.push(
+        '',
+        `metrics on/off: throughput ${ratio(metrics.rps / service.rps)}, ` +
+          `p50 ${ratio(metrics.p50 / service.p50)}, p99 ${ratio(metrics.p99 / service.p99)}, ` +
+          `server CPU per request ${ratio((metrics.cpuMsPerRequest ?? NaN) / (service.cpuMsPerRequest ?? NaN))}.`,
       );
     }
     lines.push('');

@@ -114,7 +114,7 @@ async function main(): Promise<void> {
     const servers = new Map<ServerName, RunningServer>();
     try {
       const samples = new Map<ServerName, (string | null)[]>();
-      for (const name of SERVERS) {
+      for (const name of STARTED) {
         const running = await startServer(name, database.url);
         servers.set(name, running);
         report.startup[name] = running.startupMs;
@@ -452,12 +452,14 @@ function defineWorkloads(keys: Map<string, string>, feedPages: FeedPageCase[]): 
       id: 'z',
       title: 'the framework alone: GET /health/live (no key, no database)',
       requests: [{ path: '/health/live', key: large }],
+      servers: WITH_METRICS,
       statements: () => [],
     },
     {
       id: 'e',
       title: 'GET /v1/me, random keys',
       requests: [...keys.values()].map((key) => ({ path: '/v1/me', key })),
+      servers: WITH_METRICS,
       statements: (request) => [[API_KEY_BY_HASH_SQL, [hashOf(request.key)]]],
     },
     {
@@ -506,12 +508,20 @@ interface RunningServer {
 // node flags (heap bounds), without npm in between.
 const PRODUCTION_FLAGS = productionNodeFlags();
 const SERVERS: ServerName[] = ['service', 'bare', 'naive'];
+// The service again with METRICS_PORT set, measured on the workloads that say so (e and z, where
+// a fixed cost per request shows most) against the service without it, to price the metrics.
+const WITH_METRICS: ServerName[] = [...SERVERS, 'metrics'];
+const STARTED = WITH_METRICS;
 // Per workload, the service and the bare server twice, in mirrored order, so that the machine's
-// drift during a workload weighs on both alike; the naive one once, in the middle. A smoke run
-// only checks that everything runs: each server once.
-const ORDER: ServerName[] = smoke ? SERVERS : ['service', 'bare', 'naive', 'bare', 'service'];
+// drift during a workload weighs on both alike (the service with metrics likewise beside the
+// service); the naive one once, in the middle. A smoke run only checks that everything runs: each
+// server once.
+const ORDER: ServerName[] = smoke
+  ? STARTED
+  : ['service', 'metrics', 'bare', 'naive', 'bare', 'metrics', 'service'];
 const COMMAND: Record<ServerName, string[]> = {
   service: [...PRODUCTION_FLAGS, join(ROOT, 'dist', 'main.js')],
+  metrics: [...PRODUCTION_FLAGS, join(ROOT, 'dist', 'main.js')],
   bare: [join(__dirname, 'bare-server.js')],
   naive: [...PRODUCTION_FLAGS, join(__dirname, 'naive-server.js')],
 };
@@ -529,6 +539,7 @@ function productionNodeFlags(): string[] {
 
 async function startServer(name: ServerName, databaseUrl: string): Promise<RunningServer> {
   const port = await findFreePort();
+  const metricsPort = name === 'metrics' ? await findFreePort() : undefined;
   const errors = openSync(join(tmpdir(), `bench-${name}.err.log`), 'w');
   const started = performance.now();
   const child = spawn(process.execPath, COMMAND[name], {
@@ -543,6 +554,7 @@ async function startServer(name: ServerName, databaseUrl: string): Promise<Runni
       PORT: String(port),
       RATE_LIMIT_PER_MINUTE: '1000000000',
       LOG_LEVEL: 'info',
+      ...(metricsPort && { METRICS_PORT: String(metricsPort) }),
     },
     stdio: ['ignore', openSync('/dev/null', 'w'), errors],
   });
@@ -556,6 +568,9 @@ async function startServer(name: ServerName, databaseUrl: string): Promise<Runni
     );
     if (status === 200) break;
     await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  if (metricsPort && (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).status !== 200) {
+    throw new Error(`${name} does not serve /metrics on METRICS_PORT`);
   }
   return { name, child, port, startupMs: performance.now() - started };
 }

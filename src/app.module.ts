@@ -20,6 +20,7 @@ import { HealthModule } from './health/health.module';
 import { LeadsModule } from './leads/leads.module';
 import { LoggingModule } from './logging/logging.module';
 import { MeModule } from './me/me.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { REDIS_CLIENT } from './redis/redis-client';
 import { RedisModule } from './redis/redis.module';
 
@@ -52,6 +53,7 @@ const RATE_LIMIT_WINDOW_MS = 60_000;
     CompaniesModule,
     LeadsModule,
     HealthModule,
+    MetricsModule,
   ],
   providers: [
     AuthFailureLimiter,

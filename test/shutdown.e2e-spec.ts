@@ -105,6 +105,7 @@ it('SIGTERM under load: requests in flight are answered, nothing else fails, exi
   await createLead(prisma, company);
 
   const port = await findFreePort();
+  const metricsPort = await findFreePort();
   server = spawn(process.execPath, [MAIN], {
     // Its own environment only (no .env in the temporary folder, nothing of this shell's).
     cwd: tmpdir(),
@@ -117,6 +118,9 @@ it('SIGTERM under load: requests in flight are answered, nothing else fails, exi
       LOG_LEVEL: 'info',
       // The load is one key's: out of the way of the per-key limit.
       RATE_LIMIT_PER_MINUTE: '1000000',
+      // The metrics server too: it must close with the rest, a scraper's kept-alive connection
+      // open (as Prometheus keeps one).
+      METRICS_PORT: String(metricsPort),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -132,6 +136,7 @@ it('SIGTERM under load: requests in flight are answered, nothing else fails, exi
     if (server?.exitCode !== null) throw new Error(`The server exited:\n${output.join('')}`);
     return (await get(probe, port, '/v1/me', key)).status === 200;
   });
+  expect((await get(probe, metricsPort, '/metrics', key)).status).toBe(200);
 
   // The load: workers sending requests one after another over kept-alive connections, until the
   // server is gone.
@@ -190,6 +195,7 @@ it('SIGTERM under load: requests in flight are answered, nothing else fails, exi
     expect(outcome.headers?.connection).toBe('close');
   }
   expect(exit).toEqual({ code: 0, signal: null });
+  expect(await refusesConnections(metricsPort)).toBe(true);
 
   // The load: only 200s; once shutting down, the connection refused or closed, never an error
   // status, a cut answer or a timeout, and nothing failed before SIGTERM.

@@ -66,6 +66,11 @@ describe('validateEnvironment', () => {
     ['RATE_LIMIT_PER_MINUTE', { ...VALID, RATE_LIMIT_PER_MINUTE: '1.5' }],
     ['AUTH_FAILURE_LIMIT_PER_MINUTE', { ...VALID, AUTH_FAILURE_LIMIT_PER_MINUTE: '0' }],
     ['NODE_ENV', { ...VALID, NODE_ENV: 'staging' }],
+    ['METRICS_PORT', { ...VALID, METRICS_PORT: 'metrics' }],
+    ['METRICS_PORT', { ...VALID, METRICS_PORT: '0' }],
+    ['METRICS_PORT', { ...VALID, METRICS_PORT: '65536' }],
+    ['METRICS_PORT', { ...VALID, METRICS_PORT: '3000' }],
+    ['METRICS_PORT', { ...VALID, PORT: '8080', METRICS_PORT: '8080' }],
   ])('refuses a missing or bad %s, naming it', (name, raw) => {
     expect(errorOf(raw)).toMatch(new RegExp(`^Invalid configuration: .*\\b${name}\\b`));
   });
@@ -132,6 +137,16 @@ describe('validateEnvironment', () => {
     // Were the two to part, the value people copy from .env.example would pass in production.
     const example = readFileSync(join(__dirname, '..', '..', '.env.example'), 'utf8');
     expect(example).toMatch(new RegExp(`^API_KEY_SECRET=${EXAMPLE_API_KEY_SECRET}$`, 'm'));
+  });
+});
+
+describe('METRICS_PORT', () => {
+  it('is unset by default: no metrics', () => {
+    expect(validateEnvironment({ ...VALID }).METRICS_PORT).toBeUndefined();
+  });
+
+  it('reads a port other than the API port', () => {
+    expect(validateEnvironment({ ...VALID, METRICS_PORT: '9464' }).METRICS_PORT).toBe(9464);
   });
 });
 

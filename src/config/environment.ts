@@ -72,6 +72,15 @@ export class Environment {
   @IsOptional()
   @IsTrustProxy()
   TRUST_PROXY?: string;
+
+  // The port of GET /metrics (Prometheus), a server apart from the API's so that the proxy, which
+  // forwards only PORT, never exposes it. Unset: no metrics at all, and no cost per request.
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(65535)
+  METRICS_PORT?: number;
 }
 
 // The variables without a default, and what to set them to. Unset (or empty), each is said to be
@@ -99,6 +108,11 @@ export function validateEnvironment(raw: Record<string, unknown>): Environment {
     environment.API_KEY_SECRET === EXAMPLE_API_KEY_SECRET
   ) {
     messages.push('API_KEY_SECRET must not be the example value of .env.example in production');
+  }
+  if (environment.METRICS_PORT !== undefined && environment.METRICS_PORT === environment.PORT) {
+    messages.push(
+      'METRICS_PORT must differ from PORT: the metrics are never served on the API port',
+    );
   }
   if (messages.length > 0) {
     throw new StartupError(`Invalid configuration: ${messages.join('; ')}`);

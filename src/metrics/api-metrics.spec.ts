@@ -1,0 +1,63 @@
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
+import { Pool } from 'pg';
+import {
+  RETRY_AFTER_SATURATED_SECONDS,
+  RETRY_AFTER_UNAVAILABLE_SECONDS,
+} from '../http/database-errors';
+import { ApiMetrics, METRIC_PREFIX, routeOf, UNMATCHED_ROUTE } from './api-metrics';
+
+/** A request as Express leaves it once routed (`route`), and its response with a status. */
+function exchange(status: number, route?: string, headers: Record<string, string> = {}) {
+  const request = Object.assign(new IncomingMessage(new Socket()), {
+    method: 'GET',
+    url: '/v1/companies/co_123',
+    route: route === undefined ? undefined : { path: route },
+  });
+  const response = new ServerResponse(request);
+  response.statusCode = status;
+  for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
+  return { request, response };
+}
+
+describe('routeOf', () => {
+  it('is the template of the route matched, never the path', () => {
+    expect(routeOf(exchange(200, '/v1/companies/:id').request)).toBe('/v1/companies/:id');
+  });
+
+  it.each([
+    ['no route', undefined],
+    ["only a middleware's wildcard mount", '{*path}'],
+  ])('is one value for every request that matched %s', (_, route) => {
+    expect(routeOf(exchange(404, route).request)).toBe(UNMATCHED_ROUTE);
+  });
+});
+
+describe('ApiMetrics', () => {
+  // Never connected: the gauges only read its counts.
+  const pool = new Pool();
+  afterAll(() => pool.end());
+
+  async function valueOf(metrics: ApiMetrics, name: string): Promise<number> {
+    const metric = await metrics.registry.getSingleMetric(`${METRIC_PREFIX}${name}`)?.get();
+    return metric?.values.reduce((sum, { value }) => sum + value, 0) ?? NaN;
+  }
+
+  it('counts as shed only the 503s that say to retry after the pool saturation delay', async () => {
+    const metrics = new ApiMetrics(pool);
+    const shed = { 'Retry-After': String(RETRY_AFTER_SATURATED_SECONDS) };
+    const down = { 'Retry-After': String(RETRY_AFTER_UNAVAILABLE_SECONDS) };
+    for (const headers of [shed, down, {}]) {
+      const { request, response } = exchange(503, '/v1/me', headers);
+      metrics.record(request, response, 0.001);
+    }
+    expect(await valueOf(metrics, 'load_shed_total')).toBe(1);
+    expect(await valueOf(metrics, 'http_requests_total')).toBe(3);
+  });
+
+  it('reads the pool when scraped', async () => {
+    const text = await new ApiMetrics(pool).registry.metrics();
+    expect(text).toContain(`${METRIC_PREFIX}db_pool_connections 0\n`);
+    expect(text).toContain(`${METRIC_PREFIX}db_pool_waiting 0\n`);
+  });
+});
