@@ -1,21 +1,38 @@
 # syntax=docker/dockerfile:1
 
+# Node 24, the active LTS (Node 20 reached its end of life in April 2026). package.json's engines
+# say which versions the code supports; CI runs the test suite on 20 and 24 (.ci/run).
+
 # Build: all dependencies, the Prisma client generated offline, the TypeScript compiled.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json prisma.config.ts ./
 COPY prisma ./prisma
 COPY src ./src
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+RUN npm run build
+
+# The production dependencies, installed on their own rather than pruned from the build's tree:
+# `npm prune --omit=dev` keeps the Prisma CLI (about 190 MB with its tree), an optional peer of
+# @prisma/client, which --omit=optional and --omit=peer leave out (peer alone also drops two type
+# packages, peers of nest-commander). Nothing at run time needs the CLI: the migrations run with
+# src/database/migrator.ts. No install script runs (--ignore-scripts): the client is generated in
+# the build stage. Of the Prisma query compilers (65 MB, one per database and build), only the one
+# the generated client loads stays: PostgreSQL's, the default "fast" build.
+FROM node:24-bookworm-slim AS production-dependencies
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --omit=optional --omit=peer --ignore-scripts --no-audit --no-fund \
+  && find node_modules/@prisma/client/runtime -name 'query_compiler_*' \
+    ! -name 'query_compiler_fast_bg.postgresql.*' -delete
 
 # Run: production dependencies, the build and the migrations only, as the unprivileged `node` user.
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/package.json ./
-COPY --from=build /app/node_modules ./node_modules
+COPY --from=production-dependencies /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/prisma/migrations ./prisma/migrations
 USER node
@@ -26,6 +43,8 @@ EXPOSE 3000
 # migrations, which instances run one after the other.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-# Migrations first (advisory-locked, so several replicas may start at once), then the server.
-# The server's flags are those of `npm run start:prod` (package.json, where they are explained).
-CMD ["sh", "-c", "node dist/database/migrate.js && exec node --max-old-space-size=128 --v8-pool-size=1 dist/main.js"]
+# One node process, PID 1 (exec form, no shell): the migrations (advisory-locked, so several
+# replicas may start at once), then the server (src/server/entrypoint.ts). It exits 0 on SIGTERM
+# at any moment, draining the requests in flight once it serves. The flags are those of
+# `npm run start:prod` (package.json, where they are explained).
+CMD ["node", "--max-old-space-size=128", "--v8-pool-size=1", "dist/server/entrypoint.js"]

@@ -69,6 +69,19 @@ export default tseslint.config(
     },
   },
   {
+    // CI's helper scripts: plain CommonJS run by node, outside the TypeScript project.
+    files: ['.ci/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      sourceType: 'commonjs',
+    },
+    rules: {
+      ...tseslint.configs.disableTypeChecked.rules,
+      '@typescript-eslint/no-require-imports': 'off',
+    },
+  },
+  {
     // supertest's response body is `any` by design; e2e specs assert on it directly.
     files: ['test/**/*.ts', 'src/**/*.spec.ts'],
     rules: {

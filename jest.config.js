@@ -8,7 +8,7 @@
  *   graph, after a build: `npm run test:built`.
  */
 
-const BUILT_SERVER_SPECS = ['logging', 'shutdown', 'serving-boundary', 'large-pages'];
+const BUILT_SERVER_SPECS = ['logging', 'shutdown', 'serving-boundary', 'large-pages', 'entrypoint'];
 const built = `<rootDir>/test/(${BUILT_SERVER_SPECS.join('|')})\\.e2e-spec\\.ts$`;
 
 /** @type {import('jest').Config} */

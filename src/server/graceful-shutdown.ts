@@ -1,5 +1,6 @@
 import { type INestApplication, Logger } from '@nestjs/common';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { handOverSignals } from './start-signals';
 
 /** How long requests in flight may take to finish once a shutdown starts. */
 const GRACE_MS = 10_000;
@@ -44,6 +45,8 @@ export function enableGracefulShutdown(app: INestApplication, graceMs = GRACE_MS
     logger.log('Shut down');
   };
 
+  // The entry point's exit-at-once handlers (start-signals.ts) give way to the drain, in this tick.
+  handOverSignals();
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
       if (closing) return;

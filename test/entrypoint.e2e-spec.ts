@@ -1,0 +1,150 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { findFreePort } from '../src/dev/free-port';
+import { createTestDatabase, type TestDatabase, waitForLockWaiter } from './support/database';
+
+/*
+ * The container's command, `node dist/server/entrypoint.js` (migrations, then the server, in one
+ * process), stopped with SIGTERM at each moment of its life: waiting for the migration lock,
+ * starting, serving. Every stop ends in exit 0 within the server's drain grace period.
+ */
+const ENTRYPOINT = join(__dirname, '..', 'dist', 'server', 'entrypoint.js');
+const MIGRATIONS = readdirSync(join(__dirname, '..', 'prisma', 'migrations'), {
+  withFileTypes: true,
+}).filter((entry) => entry.isDirectory()).length;
+// The migrator's advisory lock (src/database/migrator.ts), Prisma's.
+const MIGRATE_LOCK_KEY = 72707369;
+// graceful-shutdown.ts: in-flight requests get 10 s; a stop must not take longer than that.
+const GRACE_MS = 10_000;
+
+interface Started {
+  process: ChildProcess;
+  port: number;
+  output: string[];
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+});
+
+async function database(options: { migrated: boolean }): Promise<TestDatabase> {
+  const created = await createTestDatabase(options);
+  cleanups.push(() => created.drop());
+  return created;
+}
+
+async function startEntrypoint(databaseUrl: string): Promise<Started> {
+  if (!existsSync(ENTRYPOINT)) throw new Error(`${ENTRYPOINT} is missing: run \`npm run build\`.`);
+  const port = await findFreePort();
+  const child = spawn(process.execPath, [ENTRYPOINT], {
+    cwd: tmpdir(),
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      API_KEY_SECRET: process.env.API_KEY_SECRET,
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  cleanups.push(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    return Promise.resolve();
+  });
+  const output: string[] = [];
+  child.stdout.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return { process: child, port, output, exited };
+}
+
+/** SIGTERM, then how the process ended, or 'still running' past the grace period. */
+async function stop(started: Started): Promise<unknown> {
+  started.process.kill('SIGTERM');
+  let bound: NodeJS.Timeout | undefined;
+  const outcome = await Promise.race([
+    started.exited,
+    new Promise((resolve) => (bound = setTimeout(() => resolve('still running'), GRACE_MS))),
+  ]);
+  clearTimeout(bound);
+  return outcome;
+}
+
+async function until(
+  what: string,
+  started: Started,
+  check: () => Promise<boolean> | boolean,
+): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    if (started.process.exitCode !== null) break;
+    if (
+      await Promise.resolve()
+        .then(check)
+        .catch(() => false)
+    )
+      return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`Timed out waiting for ${what}. Output:\n${started.output.join('')}`);
+}
+
+function messages(started: Started): string[] {
+  return started.output
+    .join('')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => (JSON.parse(line) as { msg: string }).msg);
+}
+
+it('SIGTERM while waiting for the migration lock: exit 0 at once', async () => {
+  const db = await database({ migrated: false });
+  const locker = new Client({ connectionString: db.url });
+  await locker.connect();
+  cleanups.push(() => locker.end());
+  await locker.query('SELECT pg_advisory_lock($1)', [MIGRATE_LOCK_KEY]);
+
+  const started = await startEntrypoint(db.url);
+  await waitForLockWaiter(locker);
+
+  expect(await stop(started)).toEqual({ code: 0, signal: null });
+  expect(messages(started).at(-1)).toBe('SIGTERM before serving: exiting');
+}, 60_000);
+
+it('SIGTERM while the server starts (migrations done): exit 0', async () => {
+  const db = await database({ migrated: true });
+  const started = await startEntrypoint(db.url);
+  await until('the migrations to be checked', started, () =>
+    messages(started).includes('No pending migrations'),
+  );
+
+  expect(await stop(started)).toEqual({ code: 0, signal: null });
+}, 60_000);
+
+it('migrates an empty database, serves, and drains on SIGTERM: exit 0', async () => {
+  const db = await database({ migrated: false });
+  const started = await startEntrypoint(db.url);
+  await until('/health/live', started, async () => {
+    const response = await fetch(`http://127.0.0.1:${started.port}/health/live`);
+    return response.status === 200;
+  });
+  const client = new Client({ connectionString: db.url });
+  await client.connect();
+  cleanups.push(() => client.end());
+  const { rows } = await client.query<{ applied: number }>(
+    'SELECT count(*)::int AS applied FROM _prisma_migrations WHERE finished_at IS NOT NULL',
+  );
+  expect(rows[0].applied).toBe(MIGRATIONS);
+
+  expect(await stop(started)).toEqual({ code: 0, signal: null });
+  // The server's drain ran (graceful-shutdown.ts), not the exit of the start.
+  expect(messages(started).at(-1)).toBe('Shut down');
+}, 60_000);
