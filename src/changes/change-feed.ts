@@ -1,6 +1,6 @@
 import { GoneException } from '@nestjs/common';
 import { type JsonText, jsonText } from '../http/json-text';
-import type { Queryable } from '../database/database';
+import type { Queryable } from '../database/queryable';
 import type { ChangeCursors } from './change-cursor';
 import type { Feed } from './change-feed-sql';
 import type { ChangesQueryDto } from './changes-query.dto';
