@@ -37,6 +37,8 @@ beforeAll(async () => {
     env: {
       DATABASE_READ_URL: replicas.map((replica) => replica.url).join(','),
       READ_REPLICA_MAX_LAG_MS: '60000',
+      // Direct connections to its own servers, whatever pooler the run's database is behind.
+      DATABASE_POOLER: 'none',
     },
   });
   database = t.app.get(Database);
@@ -163,6 +165,7 @@ it('a replica more than READ_REPLICA_MAX_LAG_MS behind is skipped until it catch
     env: {
       DATABASE_READ_URL: replicas.map((replica) => replica.url).join(','),
       READ_REPLICA_MAX_LAG_MS: String(lagBoundMs),
+      DATABASE_POOLER: 'none',
     },
   });
   try {
