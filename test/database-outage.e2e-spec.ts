@@ -31,7 +31,7 @@ beforeAll(async () => {
   // The cluster owns the database: nothing for the app to drop.
   // A direct connection to its own server, whatever pooler the run's database is behind.
   t = await createTestApp({
-    database: { url: cluster.url, drop: () => Promise.resolve() },
+    database: { url: cluster.url, directUrl: cluster.url, drop: () => Promise.resolve() },
     env: { DATABASE_POOLER: 'none' },
   });
   const tenant = await createTenant(t.prisma);

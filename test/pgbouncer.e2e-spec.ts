@@ -39,7 +39,11 @@ beforeAll(async () => {
   );
   bouncer = await startPgBouncer(cluster.url);
   t = await createTestApp({
-    database: { url: bouncer.url('postgres'), drop: () => Promise.resolve() },
+    database: {
+      url: bouncer.url('postgres'),
+      directUrl: cluster.url,
+      drop: () => Promise.resolve(),
+    },
     env: { DATABASE_POOLER: 'pgbouncer' },
   });
   const tenant = await createTenant(t.prisma);

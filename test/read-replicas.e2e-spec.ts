@@ -33,7 +33,7 @@ beforeAll(async () => {
     replicas.push(await startPostgresCluster({ binDir: SYSTEM_BIN, standbyOf: primary }));
   }
   t = await createTestApp({
-    database: { url: primary.url, drop: () => Promise.resolve() },
+    database: { url: primary.url, directUrl: primary.url, drop: () => Promise.resolve() },
     env: {
       DATABASE_READ_URL: replicas.map((replica) => replica.url).join(','),
       READ_REPLICA_MAX_LAG_MS: '60000',

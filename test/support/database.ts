@@ -8,6 +8,8 @@ import { Client } from 'pg';
  */
 export interface TestDatabase {
   url: string;
+  /** The same database without the run's pooler: for a session of a test's own (see below). */
+  directUrl: string;
   drop(): Promise<void>;
 }
 
@@ -65,6 +67,7 @@ export async function createTestDatabase(
   await withServer((client) => client.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`));
   return {
     url: databaseUrl(name),
+    directUrl: directDatabaseUrl(name),
     drop: () =>
       withServer((client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(
         () => undefined,
