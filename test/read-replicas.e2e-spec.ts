@@ -191,7 +191,7 @@ it('a replica more than READ_REPLICA_MAX_LAG_MS behind is skipped until it catch
     await checks.check();
     expect(lagging.skipped).toBeNull();
   } finally {
-    await second.app.close();
+    await second.close();
   }
 }, 60_000);
 
