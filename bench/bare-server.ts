@@ -8,7 +8,7 @@ import type { Feed } from '../src/changes/change-feed-sql';
 import { COMPANY_CHANGES_SQL, COMPANY_PAGE_SQL } from '../src/companies/companies.sql';
 import type { Environment } from '../src/config/environment';
 import { LEAD_CHANGES_SQL, LEAD_PAGE_SQL } from '../src/leads/leads.sql';
-import type { Queryable } from '../src/database/database';
+import type { Queryable } from '../src/database/queryable';
 import { poolConfig } from '../src/database/pool-config';
 import { planIncludesApiAccess } from '../src/workspaces/plans';
 

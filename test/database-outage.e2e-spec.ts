@@ -29,7 +29,11 @@ beforeAll(async () => {
     migrationsDir: join(__dirname, '..', 'prisma', 'migrations'),
   });
   // The cluster owns the database: nothing for the app to drop.
-  t = await createTestApp({ database: { url: cluster.url, drop: () => Promise.resolve() } });
+  // A direct connection to its own server, whatever pooler the run's database is behind.
+  t = await createTestApp({
+    database: { url: cluster.url, directUrl: cluster.url, drop: () => Promise.resolve() },
+    env: { DATABASE_POOLER: 'none' },
+  });
   const tenant = await createTenant(t.prisma);
   ({ key } = tenant);
   const company = await createCompany(t.prisma, tenant.workspace.id);

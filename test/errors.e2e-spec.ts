@@ -269,7 +269,8 @@ describe('503', () => {
 
   it('an administrator terminating the idle connections neither ends the process nor fails the next request', async () => {
     expect((await get('/v1/companies')).status).toBe(200);
-    const admin = new Client({ connectionString: database.url });
+    // Directly on the server: the service's connections, or PgBouncer's on its behalf.
+    const admin = new Client({ connectionString: database.directUrl });
     await admin.connect();
     try {
       const { rows } = await admin.query<{ terminated: boolean }>(
@@ -316,7 +317,7 @@ describe('503', () => {
     // The real error of a statement cancelled by statement_timeout, as the service's pool gets it:
     // obtained from a pool with a 20 ms timeout on a locked table, so that the test need not wait
     // for the application's own 5 s timeout.
-    const timedOut = await captureStatementTimeout(database.url);
+    const timedOut = await captureStatementTimeout(database.directUrl);
     const pool = t.app.get(Database);
     const query = pool.query.bind(pool);
     jest.spyOn(pool, 'query').mockImplementation((sql, values) =>
@@ -332,7 +333,7 @@ describe('503', () => {
   });
 
   it('the key lookup timing out gives 503, not 401', async () => {
-    const timedOut = await captureStatementTimeout(database.url);
+    const timedOut = await captureStatementTimeout(database.directUrl);
     jest.spyOn(t.app.get(ApiKeysService), 'findByHash').mockRejectedValueOnce(timedOut);
 
     const response = await get('/v1/me');

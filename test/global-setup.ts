@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { applyMigrations } from '../src/database/migrator';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/dev/embedded-postgres';
-import { databaseUrl, withServer } from './support/database';
+import { directDatabaseUrl, withServer } from './support/database';
 
 declare global {
   var embeddedTestDatabase: EmbeddedDatabase | undefined;
@@ -30,6 +30,12 @@ export default async function globalSetup(): Promise<void> {
     url = globalThis.embeddedTestDatabase.url;
   }
   process.env.TEST_SERVER_URL = url;
+  // Through a pooler (DATABASE_URL leads to PgBouncer): the same server without it, for sessions.
+  // Taken out of the environment, so that no server or admin tool a test starts migrates it.
+  if (process.env.DATABASE_MIGRATION_URL) {
+    process.env.TEST_DIRECT_SERVER_URL = process.env.DATABASE_MIGRATION_URL;
+    delete process.env.DATABASE_MIGRATION_URL;
+  }
 
   process.env.TEST_RUN_ID = String(process.pid);
   const template = `test_${process.pid}_template`;
@@ -39,7 +45,7 @@ export default async function globalSetup(): Promise<void> {
     await client.query(`CREATE DATABASE "${template}"`);
   });
   await applyMigrations({
-    databaseUrl: databaseUrl(template),
+    databaseUrl: directDatabaseUrl(template),
     migrationsDir: join(__dirname, '..', 'prisma', 'migrations'),
   });
 }

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { Client } from 'pg';
-import { Database, PoolSaturatedError } from '../src/database/database';
+import { Database } from '../src/database/database';
+import { PoolSaturatedError } from '../src/database/queryable';
 import { CONNECTION_WAIT_MS, MAX_WAITING, POOL_SIZE } from '../src/database/pool-config';
 import { LOG_DESTINATION } from '../src/logging/logging.module';
 import { createTestApp, type TestApp } from './support/app';

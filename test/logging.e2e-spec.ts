@@ -360,7 +360,8 @@ describe('a start that fails', () => {
     return new Promise((resolve, reject) => {
       const child = spawn(process.execPath, [path], {
         cwd: tmpdir(),
-        env: { PATH: process.env.PATH, ...env },
+        // The run's pooler setting too: the database URL may lead to PgBouncer.
+        env: { PATH: process.env.PATH, DATABASE_POOLER: process.env.DATABASE_POOLER, ...env },
       });
       let stdout = '';
       let stderr = '';

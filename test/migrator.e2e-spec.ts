@@ -48,11 +48,11 @@ function checksumOf(name: string): string {
 }
 
 function migrate(log?: (line: string) => void): Promise<string[]> {
-  return applyMigrations({ databaseUrl: db.url, migrationsDir: dir, log });
+  return applyMigrations({ databaseUrl: db.directUrl, migrationsDir: dir, log });
 }
 
 async function query<T extends object>(sql: string, params: unknown[] = []): Promise<T[]> {
-  const client = new Client({ connectionString: db.url });
+  const client = new Client({ connectionString: db.directUrl });
   await client.connect();
   try {
     return (await client.query<T>(sql, params)).rows;
@@ -244,7 +244,7 @@ describe('applyMigrations', () => {
     write(FIRST, 'CREATE TABLE counter (n INT);\n');
     write(SECOND, 'INSERT INTO counter VALUES (1);\n');
     // Hold the lock as a running `prisma migrate deploy` would.
-    const prisma = new Client({ connectionString: db.url });
+    const prisma = new Client({ connectionString: db.directUrl });
     await prisma.connect();
     try {
       await prisma.query('SELECT pg_advisory_lock(72707369)');
@@ -276,7 +276,7 @@ describe('applyMigrations', () => {
       .sort();
 
     await expect(
-      applyMigrations({ databaseUrl: db.url, migrationsDir: projectDir }),
+      applyMigrations({ databaseUrl: db.directUrl, migrationsDir: projectDir }),
     ).resolves.toEqual(folders);
 
     for (const table of ['workspaces', 'api_keys', 'companies', 'contacts', 'leads']) {

@@ -113,6 +113,8 @@ it('SIGTERM under load: requests in flight are answered, nothing else fails, exi
       PATH: process.env.PATH,
       NODE_ENV: 'production',
       DATABASE_URL: database.url,
+      // The run's pooler setting: the database URL may lead to PgBouncer.
+      DATABASE_POOLER: process.env.DATABASE_POOLER,
       API_KEY_SECRET: process.env.API_KEY_SECRET,
       PORT: String(port),
       LOG_LEVEL: 'info',

@@ -59,19 +59,26 @@ export function changeFeedSql({
   return `WITH snapshot AS MATERIALIZED (
   SELECT pg_current_snapshot() AS taken
 ), bound AS MATERIALIZED (
-  -- The oldest transaction still running that could write these tables, else the snapshot's
-  -- xmax. A transaction is passed over only when pg_stat_activity shows its backend connected to
-  -- another database (where it cannot write here); xids are compared modulo 2^32, unique among
-  -- transactions running at once. Unidentified (a prepared transaction, a backend gone since):
-  -- it counts.
-  SELECT coalesce(
-    (SELECT min(running) FROM pg_snapshot_xip((SELECT taken FROM snapshot)) running
-      WHERE NOT EXISTS (
-        SELECT FROM pg_stat_activity elsewhere
-        WHERE elsewhere.datname <> current_database()
-          AND elsewhere.backend_xid::text::numeric = running::text::numeric % 4294967296)),
-    pg_snapshot_xmax((SELECT taken FROM snapshot))
-  ) AS xmin
+  -- On the primary: the oldest transaction still running that could write these tables, else the
+  -- snapshot's xmax. A transaction is passed over only when pg_stat_activity shows its backend
+  -- connected to another database (where it cannot write here); xids are compared modulo 2^32,
+  -- unique among transactions running at once. Unidentified (a prepared transaction, a backend
+  -- gone since): it counts.
+  -- On a hot standby: the snapshot's xmin, the oldest transaction of the whole primary still
+  -- running at the replayed point. There the snapshot lists no running transaction (a standby
+  -- keeps them apart from its xip; pg_snapshot_xip is empty) and pg_stat_activity shows the
+  -- standby's own sessions, not the primary's writers: the expression above would give the xmax
+  -- and pass over transactions still running on the primary.
+  SELECT CASE WHEN pg_is_in_recovery()
+    THEN pg_snapshot_xmin((SELECT taken FROM snapshot))
+    ELSE coalesce(
+      (SELECT min(running) FROM pg_snapshot_xip((SELECT taken FROM snapshot)) running
+        WHERE NOT EXISTS (
+          SELECT FROM pg_stat_activity elsewhere
+          WHERE elsewhere.datname <> current_database()
+            AND elsewhere.backend_xid::text::numeric = running::text::numeric % 4294967296)),
+      pg_snapshot_xmax((SELECT taken FROM snapshot)))
+  END AS xmin
 ), page AS MATERIALIZED (
   SELECT id, txid, changed_at, deleted FROM ${changeTable}
   WHERE workspace_id = $1 AND (txid, id) > ($2::xid8, $3::text)

@@ -1,6 +1,6 @@
 import { GoneException } from '@nestjs/common';
 import { type JsonText, jsonText } from '../http/json-text';
-import type { Queryable } from '../database/database';
+import type { Queryable } from '../database/queryable';
 import { sizedSql } from '../items/body-budget';
 import type { BodyRoom } from '../items/list-page';
 import type { ChangeCursors } from './change-cursor';

@@ -28,6 +28,15 @@ describe('validateEnvironment', () => {
     expect(environment.API_KEY_SECRET).toBe(VALID.API_KEY_SECRET);
   });
 
+  it('reads one read replica URL or several, and the lag bound (5 s by default)', () => {
+    const replicas = 'postgresql://r1:5432/db,postgres://r2/db';
+    expect(validateEnvironment({ ...VALID }).READ_REPLICA_MAX_LAG_MS).toBe(5000);
+    expect(validateEnvironment({ ...VALID }).DATABASE_READ_URL).toBeUndefined();
+    expect(validateEnvironment({ ...VALID, DATABASE_READ_URL: replicas }).DATABASE_READ_URL).toBe(
+      replicas,
+    );
+  });
+
   it('reads numbers given as strings, as the environment gives them', () => {
     const environment = validateEnvironment({
       ...VALID,
@@ -71,6 +80,11 @@ describe('validateEnvironment', () => {
     ['METRICS_PORT', { ...VALID, METRICS_PORT: '65536' }],
     ['METRICS_PORT', { ...VALID, METRICS_PORT: '3000' }],
     ['METRICS_PORT', { ...VALID, PORT: '8080', METRICS_PORT: '8080' }],
+    ['DATABASE_READ_URL', { ...VALID, DATABASE_READ_URL: 'postgresql://a/db,mysql://b/db' }],
+    ['DATABASE_READ_URL', { ...VALID, DATABASE_READ_URL: 'postgresql://a/db, postgresql://b/db' }],
+    ['READ_REPLICA_MAX_LAG_MS', { ...VALID, READ_REPLICA_MAX_LAG_MS: '0' }],
+    ['DATABASE_MIGRATION_URL', { ...VALID, DATABASE_MIGRATION_URL: 'localhost:5432' }],
+    ['DATABASE_POOLER', { ...VALID, DATABASE_POOLER: 'pgpool' }],
   ])('refuses a missing or bad %s, naming it', (name, raw) => {
     expect(errorOf(raw)).toMatch(new RegExp(`^Invalid configuration: .*\\b${name}\\b`));
   });

@@ -28,6 +28,35 @@ export class Environment {
   })
   DATABASE_URL!: string;
 
+  // Read replicas (hot standbys of DATABASE_URL's server), one URL or several separated by commas:
+  // the lists, the change feeds and the single-item reads go to one that is up and recent enough
+  // (src/database/read-replicas.ts). Unset: everything on DATABASE_URL.
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/[^\s,]+(,postgres(ql)?:\/\/[^\s,]+)*$/, {
+    message: 'DATABASE_READ_URL must be postgresql:// URLs separated by commas',
+  })
+  DATABASE_READ_URL?: string;
+
+  // A replica whose data is older than this is skipped until it catches up.
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  READ_REPLICA_MAX_LAG_MS = 5_000;
+
+  // Where the migrations run (npm run db:migrate): a direct connection, not through a pooler in
+  // transaction mode, because the migrator holds a session advisory lock. Unset: DATABASE_URL.
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/\S+$/, {
+    message: 'DATABASE_MIGRATION_URL must be a postgresql:// connection URL',
+  })
+  DATABASE_MIGRATION_URL?: string;
+
+  // `pgbouncer`: DATABASE_URL and DATABASE_READ_URL lead to PgBouncer in transaction mode, which
+  // refuses the session settings the pool otherwise sends when it connects; the database role
+  // must then carry them (docs/scaling.md, PgBouncer). `none`: direct connections.
+  @IsIn(['none', 'pgbouncer'])
+  DATABASE_POOLER: 'none' | 'pgbouncer' = 'none';
+
   @Type(() => Number)
   @IsInt()
   @Min(1)

@@ -27,22 +27,51 @@ export const MAX_WAITING = 100;
 export const STATEMENT_TIMEOUT_MS = 5_000;
 
 /**
+ * The session settings the service's statements rely on:
+ * - TimeZone: the adapter sends and reads timestamps without an offset; in a session whose zone is
+ *   not UTC, every instant would be shifted by it.
+ * - extra_float_digits: PostgreSQL writes the lists' JSON, and scores must come out exactly as
+ *   stored (1 is the shortest exact form; a server set to 0 would round them).
+ * - jit: compiling a plan costs tens of milliseconds, more than any of these queries runs.
+ * - statement_timeout: STATEMENT_TIMEOUT_MS.
+ */
+export const SESSION_SETTINGS = {
+  TimeZone: 'UTC',
+  extra_float_digits: '1',
+  jit: 'off',
+  statement_timeout: String(STATEMENT_TIMEOUT_MS),
+};
+
+/**
+ * How the settings reach each connection: `startup` sends them when it connects (a direct
+ * connection); `role` sends nothing, for PgBouncer in transaction mode, which refuses startup
+ * parameters it does not know (options, statement_timeout), and hands each transaction whatever
+ * server connection is free, so a SET would not follow the client either. The database role then
+ * carries them (`ALTER ROLE ... SET`, docs/scaling.md): PostgreSQL applies them at every login of
+ * the pooler's server connections, so every transaction gets them, whichever connection it is on.
+ */
+export type SessionSettingsSource = 'startup' | 'role';
+
+/**
  * The pool's settings. The benchmark's bare server uses them too, to be configured alike; this file
  * imports nothing else, so that it does not load Nest or Prisma there.
  */
-export function poolConfig(connectionString: string): PoolConfig {
+export function poolConfig(
+  connectionString: string,
+  settings: SessionSettingsSource = 'startup',
+): PoolConfig {
+  const { statement_timeout, ...options } = SESSION_SETTINGS;
   return {
     connectionString,
     max: POOL_SIZE,
     // Bounded waits, so that a database that is down, stuck or overloaded gives a 503 within a
     // second or a few rather than requests that hang (the queue's bound is Database's).
     connectionTimeoutMillis: CONNECTION_WAIT_MS,
-    statement_timeout: STATEMENT_TIMEOUT_MS,
-    // - TimeZone: the adapter sends and reads timestamps without an offset; in a session whose
-    //   zone is not UTC, every instant would be shifted by it.
-    // - extra_float_digits: PostgreSQL writes the lists' JSON, and scores must come out exactly
-    //   as stored (1 is the shortest exact form; a server set to 0 would round them).
-    // - jit: compiling a plan costs tens of milliseconds, more than any of these queries runs.
-    options: '-c TimeZone=UTC -c extra_float_digits=1 -c jit=off',
+    ...(settings === 'startup' && {
+      statement_timeout: Number(statement_timeout),
+      options: Object.entries(options)
+        .map(([name, value]) => `-c ${name}=${value}`)
+        .join(' '),
+    }),
   };
 }

@@ -32,11 +32,15 @@ export class HealthController {
     return { status: 'ok', info: {}, error: {}, details: {} };
   }
 
-  /** The instance can serve: the database answers, and Redis when configured; 503 otherwise. */
+  /**
+   * The instance can serve: the primary answers, and Redis when configured; 503 otherwise. The
+   * read replicas are reported, each in use or skipped, without failing it (reads fall back).
+   */
   @Get('ready')
   ready(): Promise<HealthCheckResult> {
     return this.health.check([
       () => this.database.pingCheck('database'),
+      ...(this.database.hasReplicas ? [() => this.database.replicas('replicas')] : []),
       ...(this.redis.isConfigured ? [() => this.redis.pingCheck('redis')] : []),
     ]);
   }

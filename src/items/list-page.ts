@@ -1,4 +1,4 @@
-import type { Queryable } from '../database/database';
+import type { Queryable } from '../database/queryable';
 import { type JsonText, jsonText } from '../http/json-text';
 import type { ListQueryDto } from '../http/list-query.dto';
 import { type BodyBudget, sizedSql } from './body-budget';

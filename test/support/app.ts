@@ -63,7 +63,10 @@ export async function createTestApp(
     installContractCheck(app, buildOpenApiDocument(app));
     await app.init();
     // The tests' own writes go through Prisma on a pool of their own: the server has no Prisma.
-    const testDatabase = new Database({ DATABASE_URL: process.env.DATABASE_URL } as Environment);
+    const testDatabase = new Database({
+      DATABASE_URL: process.env.DATABASE_URL,
+      DATABASE_POOLER: process.env.DATABASE_POOLER ?? 'none',
+    } as Environment);
     const prisma = new PrismaService(testDatabase);
     return {
       app,

@@ -8,6 +8,8 @@ import { Client } from 'pg';
  */
 export interface TestDatabase {
   url: string;
+  /** The same database without the run's pooler: for a session of a test's own (see below). */
+  directUrl: string;
   drop(): Promise<void>;
 }
 
@@ -19,14 +21,34 @@ function serverUrl(): string {
   return url;
 }
 
+/**
+ * The same server without a pooler in between (DATABASE_MIGRATION_URL given to the run, as
+ * .ci/pgbouncer-suite does), for what needs a session of its own: the migrations (a session
+ * advisory lock), and creating and dropping databases (a template must have no connection, and
+ * PgBouncer keeps its server connections open). The server URL when none was given.
+ */
+function directServerUrl(): string {
+  return process.env.TEST_DIRECT_SERVER_URL || serverUrl();
+}
+
+/** A database's URL, through the pooler when the run has one (what the service uses). */
 export function databaseUrl(name: string): string {
-  const url = new URL(serverUrl());
+  return withDatabase(serverUrl(), name);
+}
+
+/** A database's URL on a direct connection to the server (see directServerUrl). */
+export function directDatabaseUrl(name: string): string {
+  return withDatabase(directServerUrl(), name);
+}
+
+function withDatabase(server: string, name: string): string {
+  const url = new URL(server);
   url.pathname = `/${name}`;
   return url.toString();
 }
 
 export async function withServer<T>(run: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: serverUrl() });
+  const client = new Client({ connectionString: directServerUrl() });
   await client.connect();
   try {
     return await run(client);
@@ -45,6 +67,7 @@ export async function createTestDatabase(
   await withServer((client) => client.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`));
   return {
     url: databaseUrl(name),
+    directUrl: directDatabaseUrl(name),
     drop: () =>
       withServer((client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(
         () => undefined,

