@@ -74,6 +74,19 @@ describe('change feeds', () => {
     throw new Error('the feed never caught up');
   }
 
+  /** Until at least `count` sessions of this database wait on a lock. */
+  async function waitForLockWaiters(client: Client, count: number): Promise<void> {
+    for (let attempt = 0; attempt < 1_000; attempt++) {
+      const { rows } = await client.query<{ waiting: number }>(
+        `SELECT count(*)::int AS waiting FROM pg_stat_activity
+          WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+      );
+      if (rows[0].waiting >= count) return;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error(`${count} sessions never waited on a lock`);
+  }
+
   const ops = (changes: Change[]) => changes.map(({ op, id }) => `${op} ${id}`);
 
   async function tenantWithCompany(): Promise<{ workspace: Workspace; key: string; id: string }> {
@@ -285,6 +298,44 @@ describe('change feeds', () => {
       // Commit order was the reverse: the feed's order is the writers' start, and nothing is lost.
       expect(ops(changes)).toEqual([`upsert ${id}`, `upsert ${later.id}`]);
       expect(changes.map(({ company }) => company?.name)).toEqual(['Slow writer', 'Fast writer']);
+    });
+
+    it('a lead deleted while its company is renamed is a deletion, even when the rename records it live last', async () => {
+      const { workspace, key, id } = await tenantWithCompany();
+      const lead = await createLead(t.prisma, { id, workspaceId: workspace.id });
+      const { cursor } = await drain(key, 'leads');
+
+      // The race, made certain: a third session holds the lead's change row; the deletion, then
+      // the rename (which reads the lead, its deletion not yet committed) queue behind it, so the
+      // deletion records first and the rename, granted the row after it, records the lead live.
+      const [locker, deleter, renamer] = [1, 2, 3].map(
+        () => new Client({ connectionString: t.database.url }),
+      );
+      await Promise.all([locker, deleter, renamer].map((client) => client.connect()));
+      try {
+        await locker.query('BEGIN');
+        await locker.query(
+          'SELECT FROM lead_changes WHERE workspace_id = $1 AND id = $2 FOR UPDATE',
+          [workspace.id, lead.id],
+        );
+        const deleting = deleter.query('DELETE FROM leads WHERE id = $1', [lead.id]);
+        await waitForLockWaiters(sql, 1);
+        const renaming = renamer.query("UPDATE companies SET name = 'Renamed' WHERE id = $1", [id]);
+        await waitForLockWaiters(sql, 2);
+        await locker.query('COMMIT');
+        await Promise.all([deleting, renaming]);
+      } finally {
+        await Promise.all([locker, deleter, renamer].map((client) => client.end()));
+      }
+      const { rows } = await sql.query<{ deleted: boolean }>(
+        'SELECT deleted FROM lead_changes WHERE workspace_id = $1 AND id = $2',
+        [workspace.id, lead.id],
+      );
+      expect(rows).toEqual([{ deleted: false }]);
+
+      const { changes } = await drain(key, 'leads', cursor);
+      expect(changes).toEqual([{ op: 'delete', id: lead.id, changedAt: expect.any(String) }]);
+      expect((await getWithKey(t.app, `/v1/leads/${lead.id}`, key)).status).toBe(404);
     });
 
     it('gives the same changes for the same cursor, and applying a page twice changes nothing', async () => {

@@ -37,12 +37,23 @@ class DatabaseRelay {
       }
       client.pipe(upstream).pipe(client);
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', resolve);
-    });
-    const address = server.address();
-    if (typeof address === 'object' && address) this.port = address.port;
+    // A port below the kernel's ephemeral range (32768 and up): the relay stops and starts again
+    // on the same port, which an outgoing connection of another test (or PgBouncer's) could have
+    // taken in between had the port been an ephemeral one.
+    for (let attempt = 0; ; attempt++) {
+      const port = this.port || 20_000 + Math.floor(Math.random() * 12_000);
+      try {
+        await new Promise<void>((resolve, reject) => {
+          server.once('error', reject);
+          server.listen(port, '127.0.0.1', resolve);
+        });
+        this.port = port;
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt === 50) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
     this.server = server;
   }
 

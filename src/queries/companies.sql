@@ -107,14 +107,22 @@ WITH snapshot AS MATERIALIZED (
   ORDER BY txid, id
   LIMIT $4
 ), entries AS MATERIALIZED (
-  -- Each change as JSON text, written once (materialized: its size is read twice below).
-  SELECT page.txid, page.id, (CASE WHEN page.deleted
+  -- Each change as JSON text, written once (materialized: its size is read twice below). An
+  -- upsert whose item this snapshot does not hold is a deletion: a transaction that read the
+  -- item just before another deleted it can record it live after that deletion (a company
+  -- renamed while one of its leads is deleted re-marks the lead), and its position, later than
+  -- the deletion's, must not leave a client holding the item.
+  SELECT page.txid, page.id, (CASE WHEN state.item IS NULL
       THEN (SELECT row_to_json(deletion) FROM (
         SELECT 'delete' AS op, page.id, to_char(page.changed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "changedAt") deletion)
       ELSE (SELECT row_to_json(upsertion) FROM (
-        SELECT 'upsert' AS op, page.id, to_char(page.changed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "changedAt",
-          (SELECT row_to_json(item) FROM companies row 
-            CROSS JOIN LATERAL (SELECT row.id AS "id", row.name AS "name", row.domain AS "domain", row.industry AS "industry", row.size AS "size", row.country AS "country", row.city AS "city", row.revenue AS "revenue", row.siren AS "siren", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.icp_score AS "icpScore", row.commercial_score AS "commercialScore", row.crm_status AS "crmStatus", row.visits_count AS "visitsCount", to_char(row.first_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "firstSeen", to_char(row.last_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "lastSeen",
+        SELECT 'upsert' AS op, page.id, to_char(page.changed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "changedAt", state.item AS "company") upsertion)
+    END)::text AS change
+  FROM page
+  -- OFFSET 0: kept a subquery, so that the item is written once, not once per use of it.
+  LEFT JOIN LATERAL (
+    SELECT (SELECT row_to_json(item) FROM companies row 
+        CROSS JOIN LATERAL (SELECT row.id AS "id", row.name AS "name", row.domain AS "domain", row.industry AS "industry", row.size AS "size", row.country AS "country", row.city AS "city", row.revenue AS "revenue", row.siren AS "siren", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.icp_score AS "icpScore", row.commercial_score AS "commercialScore", row.crm_status AS "crmStatus", row.visits_count AS "visitsCount", to_char(row.first_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "firstSeen", to_char(row.last_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "lastSeen",
     coalesce(
       (SELECT array_to_json(array_agg(contact ORDER BY contact.seniority, contact.name, contact.id))
         FROM (SELECT contact_row.id AS "id", contact_row.name AS "name", contact_row.job_title AS "jobTitle", contact_row.email AS "email", contact_row.phone AS "phone", contact_row.linkedin AS "linkedin", contact_row.seniority AS "seniority"
@@ -123,9 +131,10 @@ WITH snapshot AS MATERIALIZED (
         ) contact),
       '[]'
     ) AS contacts) item
-            WHERE row.workspace_id = $1 AND row.id = page.id) AS "company") upsertion)
-    END)::text AS change
-  FROM page
+        WHERE row.workspace_id = $1 AND row.id = page.id) AS item
+    WHERE NOT page.deleted
+    OFFSET 0
+  ) state ON true
 ), kept AS MATERIALIZED (
   -- The changes that start before the page's data reaches FEED_PAGE_MAX_BYTES.
   SELECT txid, id, change FROM (

@@ -91,17 +91,26 @@ WITH snapshot AS MATERIALIZED (
   ORDER BY txid, id
   LIMIT $4
 ), entries AS MATERIALIZED (
-  -- Each change as JSON text, written once (materialized: its size is read twice below).
-  SELECT page.txid, page.id, (CASE WHEN page.deleted
+  -- Each change as JSON text, written once (materialized: its size is read twice below). An
+  -- upsert whose item this snapshot does not hold is a deletion: a transaction that read the
+  -- item just before another deleted it can record it live after that deletion (a company
+  -- renamed while one of its leads is deleted re-marks the lead), and its position, later than
+  -- the deletion's, must not leave a client holding the item.
+  SELECT page.txid, page.id, (CASE WHEN state.item IS NULL
       THEN (SELECT row_to_json(deletion) FROM (
         SELECT 'delete' AS op, page.id, to_char(page.changed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "changedAt") deletion)
       ELSE (SELECT row_to_json(upsertion) FROM (
-        SELECT 'upsert' AS op, page.id, to_char(page.changed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "changedAt",
-          (SELECT row_to_json(item) FROM leads row JOIN companies company ON company.id = row.company_id AND company.workspace_id = row.workspace_id
-            CROSS JOIN LATERAL (SELECT row.id AS "id", row.company_id AS "companyId", company.name AS "companyName", row.contact_name AS "contactName", row.contact_title AS "contactTitle", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.signal AS "signal", row.recommended_action AS "recommendedAction", row.status AS "status", to_char(row.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", row.contact_email AS "contactEmail", row.assigned_to_id AS "assignedToId") item
-            WHERE row.workspace_id = $1 AND row.id = page.id) AS "lead") upsertion)
+        SELECT 'upsert' AS op, page.id, to_char(page.changed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "changedAt", state.item AS "lead") upsertion)
     END)::text AS change
   FROM page
+  -- OFFSET 0: kept a subquery, so that the item is written once, not once per use of it.
+  LEFT JOIN LATERAL (
+    SELECT (SELECT row_to_json(item) FROM leads row JOIN companies company ON company.id = row.company_id AND company.workspace_id = row.workspace_id
+        CROSS JOIN LATERAL (SELECT row.id AS "id", row.company_id AS "companyId", company.name AS "companyName", row.contact_name AS "contactName", row.contact_title AS "contactTitle", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.signal AS "signal", row.recommended_action AS "recommendedAction", row.status AS "status", to_char(row.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", row.contact_email AS "contactEmail", row.assigned_to_id AS "assignedToId") item
+        WHERE row.workspace_id = $1 AND row.id = page.id) AS item
+    WHERE NOT page.deleted
+    OFFSET 0
+  ) state ON true
 ), kept AS MATERIALIZED (
   -- The changes that start before the page's data reaches FEED_PAGE_MAX_BYTES.
   SELECT txid, id, change FROM (
