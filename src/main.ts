@@ -4,11 +4,14 @@ import { existsSync } from 'node:fs';
 import { AppModule } from './app.module';
 import { APP_OPTIONS } from './app.setup';
 import { createStartLogger, type StartLogger } from './logging/start-logger';
+import { exitOnSignalUntilServing } from './server/start-signals';
 import { startServer } from './server/start-server';
 
 let logger: StartLogger | undefined;
 
 async function bootstrap(): Promise<void> {
+  // Until the server listens and drains by itself, a signal exits at once (start-signals.ts).
+  exitOnSignalUntilServing();
   if (existsSync('.env')) process.loadEnvFile('.env');
   // Nest's own messages are JSON lines like the request log from the first one: through pino
   // while the application is created, then through the LoggingModule's logger (startServer).

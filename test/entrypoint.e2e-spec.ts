@@ -38,7 +38,7 @@ async function database(options: { migrated: boolean }): Promise<TestDatabase> {
   return created;
 }
 
-async function startEntrypoint(databaseUrl: string): Promise<Started> {
+async function startEntrypoint(db: TestDatabase): Promise<Started> {
   if (!existsSync(ENTRYPOINT)) throw new Error(`${ENTRYPOINT} is missing: run \`npm run build\`.`);
   const port = await findFreePort();
   const child = spawn(process.execPath, [ENTRYPOINT], {
@@ -46,7 +46,10 @@ async function startEntrypoint(databaseUrl: string): Promise<Started> {
     env: {
       PATH: process.env.PATH,
       NODE_ENV: 'production',
-      DATABASE_URL: databaseUrl,
+      DATABASE_URL: db.url,
+      // Through PgBouncer (.ci/pgbouncer-suite), the migrations take the direct URL.
+      DATABASE_MIGRATION_URL: db.directUrl,
+      DATABASE_POOLER: process.env.DATABASE_POOLER,
       API_KEY_SECRET: process.env.API_KEY_SECRET,
       PORT: String(port),
       LOG_LEVEL: 'info',
@@ -107,12 +110,12 @@ function messages(started: Started): string[] {
 
 it('SIGTERM while waiting for the migration lock: exit 0 at once', async () => {
   const db = await database({ migrated: false });
-  const locker = new Client({ connectionString: db.url });
+  const locker = new Client({ connectionString: db.directUrl });
   await locker.connect();
   cleanups.push(() => locker.end());
   await locker.query('SELECT pg_advisory_lock($1)', [MIGRATE_LOCK_KEY]);
 
-  const started = await startEntrypoint(db.url);
+  const started = await startEntrypoint(db);
   await waitForLockWaiter(locker);
 
   expect(await stop(started)).toEqual({ code: 0, signal: null });
@@ -121,7 +124,7 @@ it('SIGTERM while waiting for the migration lock: exit 0 at once', async () => {
 
 it('SIGTERM while the server starts (migrations done): exit 0', async () => {
   const db = await database({ migrated: true });
-  const started = await startEntrypoint(db.url);
+  const started = await startEntrypoint(db);
   await until('the migrations to be checked', started, () =>
     messages(started).includes('No pending migrations'),
   );
@@ -131,7 +134,7 @@ it('SIGTERM while the server starts (migrations done): exit 0', async () => {
 
 it('migrates an empty database, serves, and drains on SIGTERM: exit 0', async () => {
   const db = await database({ migrated: false });
-  const started = await startEntrypoint(db.url);
+  const started = await startEntrypoint(db);
   await until('/health/live', started, async () => {
     const response = await fetch(`http://127.0.0.1:${started.port}/health/live`);
     return response.status === 200;

@@ -119,6 +119,7 @@ it(`${CLIENTS} clients read the largest page ${ROUNDS} times at once: complete 2
       PATH: process.env.PATH,
       NODE_ENV: 'production',
       DATABASE_URL: database.url,
+      DATABASE_POOLER: process.env.DATABASE_POOLER,
       API_KEY_SECRET: process.env.API_KEY_SECRET,
       PORT: String(port),
       LOG_LEVEL: 'warn',

@@ -16,7 +16,9 @@ async function migrateThenServe(): Promise<void> {
   const { createStartLogger } = await import('../logging/start-logger.js');
   const logger = createStartLogger();
   try {
-    const databaseUrl = process.env.DATABASE_URL;
+    // A direct connection when the service's URL leads to PgBouncer (as for `npm run db:migrate`):
+    // the migrator's advisory lock is a session's, which transaction pooling would not keep.
+    const databaseUrl = process.env.DATABASE_MIGRATION_URL || process.env.DATABASE_URL;
     if (!databaseUrl) throw new Error('DATABASE_URL is not set');
     const { applyMigrations } = await import('../database/migrator.js');
     // Replicas that start together take turns on the migrator's advisory lock.

@@ -17,9 +17,12 @@ export async function startServer(app: NestExpressApplication): Promise<void> {
   configureApp(app);
   app.useLogger(app.get(AppLogger));
   setServerTimeouts(app.getHttpServer());
-  // Not enableShutdownHooks(): see graceful-shutdown.ts for the order it gets wrong.
-  enableGracefulShutdown(app);
   const environment = app.get(Environment);
   await checkDatabaseMigrated(environment.DATABASE_URL);
   await listen(app, environment.PORT);
+  // Not enableShutdownHooks(): see graceful-shutdown.ts for the order it gets wrong. Once
+  // listening, in the same turn of the event loop (no request can come in between): until then a
+  // signal exits at once (start-signals.ts), as nothing is served; a drain begun before the server
+  // listened went on to listen after closing the application, and ran until the hard limit.
+  enableGracefulShutdown(app);
 }

@@ -21,8 +21,11 @@ function exitAtOnce(signal: NodeJS.Signals): void {
   process.exit(0);
 }
 
+/** Once per process: the entry point installs it, then main.js (started by it or alone) again. */
 export function exitOnSignalUntilServing(): void {
-  for (const signal of SIGNALS) process.on(signal, exitAtOnce);
+  for (const signal of SIGNALS) {
+    if (!process.listeners(signal).includes(exitAtOnce)) process.on(signal, exitAtOnce);
+  }
 }
 
 /** Called by enableGracefulShutdown, in the same tick as it installs its own handlers. */

@@ -80,12 +80,14 @@ export async function createTestDatabase(
  * test knows its request is inside the server, stuck; bounded, to fail rather than hang.
  */
 export async function waitForLockWaiter(locker: Client): Promise<void> {
-  for (let attempt = 0; attempt < 500; attempt++) {
+  // Patient: the waiter may be a process still starting on a busy machine (seconds, not ms).
+  for (let attempt = 0; attempt < 1_500; attempt++) {
     const { rows } = await locker.query<{ waiting: number }>(
       `SELECT count(*)::int AS waiting FROM pg_stat_activity
         WHERE wait_event_type = 'Lock' AND datname = current_database()`,
     );
     if (rows[0].waiting > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
   throw new Error('No query waited on the lock');
 }
