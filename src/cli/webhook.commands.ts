@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import { Command, Option, SubCommand } from 'nest-commander';
 import type { EventType } from '../webhooks/webhook-events';
 import { EVENT_TYPES } from '../webhooks/webhook-events';
@@ -9,6 +10,8 @@ import * as flags from './flags';
 const DEFAULT_DELIVERIES = 20;
 const MAX_DELIVERIES = 1_000;
 
+// Injectable so that its constructor's parameter types are emitted, for the commands below.
+@Injectable()
 abstract class EndpointCommand extends AdminCommand {
   constructor(
     protected readonly webhooks: WebhookEndpointsService,

@@ -98,6 +98,14 @@ export class Environment {
   @IsOptional()
   @IsString()
   WEBHOOK_ALLOW_PRIVATE_NETWORKS_IN_PRODUCTION?: string;
+
+  // How long a webhook attempt may take, lookup to response: the spec's 15 s, at most. Tests
+  // shorten it, which also shortens the lease after which a killed worker's attempt is redone.
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(15_000)
+  WEBHOOK_TIMEOUT_MS = 15_000;
 }
 
 /** The confirmation that lets WEBHOOK_ALLOW_PRIVATE_NETWORKS through in production. */
