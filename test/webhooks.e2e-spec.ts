@@ -414,6 +414,14 @@ describe('webhooks', () => {
         [workspace.id, companies],
       );
       await waitFor('every company', () => r.requests.length >= companies);
+      await waitFor('every delivery recorded', async () => {
+        const { rows } = await sql.query<{ delivered: number }>(
+          `SELECT count(*)::int AS delivered FROM webhook_events
+           WHERE endpoint_id = $1 AND state = 'delivered'`,
+          [id],
+        );
+        return rows[0].delivered === companies;
+      });
       // Every event a second job besides its own: both workers hold jobs of the same events.
       const { rows } = await sql.query<{ id: string }>(
         'SELECT id FROM webhook_events WHERE endpoint_id = $1',

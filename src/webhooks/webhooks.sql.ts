@@ -118,18 +118,37 @@ RETURNING id`;
 // --- Delivery --------------------------------------------------------------------------------
 
 /**
- * Takes the lease of an event due now, whose endpoint is enabled, and counts the attempt: a
- * second holder of a job of the same event finds it leased and does not send it. $1 event,
- * $2 now, $3 lease end.
+ * Takes the lease of the events (of a batch of jobs) due now whose endpoint is enabled, and
+ * counts their attempt: a second holder of a job of the same event finds it leased and does not
+ * send it. $1 events, $2 now, $3 lease end.
  */
-export const CLAIM_EVENT_SQL = `UPDATE webhook_events event
+export const CLAIM_EVENTS_SQL = `UPDATE webhook_events event
 SET attempts = event.attempts + 1, lease_until = $3
 FROM webhook_endpoints endpoint
-WHERE event.id = $1 AND endpoint.id = event.endpoint_id AND endpoint.enabled
+WHERE event.id = ANY($1::text[]) AND endpoint.id = event.endpoint_id AND endpoint.enabled
   AND event.state = 'pending' AND event.next_attempt_at <= $2
   AND (event.lease_until IS NULL OR event.lease_until <= $2)
-RETURNING event.endpoint_id, event.attempts, event.body, endpoint.url, endpoint.secret,
+RETURNING event.id, event.endpoint_id, event.attempts, event.body, endpoint.url, endpoint.secret,
   endpoint.previous_secret, endpoint.previous_secret_expires_at, endpoint.failing_since`;
+
+/**
+ * The delivered attempts of a batch in one statement: each recorded, its event delivered, its
+ * endpoint's failing streak ended. $1 events, $2 endpoints, $3 attempt numbers, $4 statuses,
+ * $5 durations, $6 excerpts, $7 time.
+ */
+export const RECORD_DELIVERED_SQL = `WITH done AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::text[])
+    AS done(event_id, endpoint_id, attempt, status, duration_ms, excerpt)
+), recorded AS (
+  INSERT INTO webhook_attempts
+    (event_id, endpoint_id, attempt, attempted_at, status, error, duration_ms, response_excerpt)
+  SELECT event_id, endpoint_id, attempt, $7, status, NULL, duration_ms, excerpt FROM done
+), settled AS (
+  UPDATE webhook_events event SET state = 'delivered', lease_until = NULL
+  FROM done WHERE event.id = done.event_id
+)
+UPDATE webhook_endpoints SET last_success_at = $7, failing_since = NULL
+WHERE id IN (SELECT endpoint_id FROM done)`;
 
 /** Why an event could not be claimed. */
 export const EVENT_STATUS_SQL = `SELECT event.state, event.next_attempt_at, event.lease_until,
@@ -150,9 +169,6 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`;
 export const SETTLE_EVENT_SQL = `UPDATE webhook_events
 SET state = $2, lease_until = NULL, next_attempt_at = coalesce($3, next_attempt_at)
 WHERE id = $1`;
-
-export const ENDPOINT_SUCCEEDED_SQL = `UPDATE webhook_endpoints
-SET last_success_at = $2, failing_since = NULL WHERE id = $1`;
 
 /** Starts the failing streak at the first failure; returns when it started. $1 id, $2 now. */
 export const ENDPOINT_FAILED_SQL = `UPDATE webhook_endpoints
