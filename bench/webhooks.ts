@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
+import { cpuSeconds } from './compression';
 import { sealSecret } from '../src/webhooks/secret-box';
 import { newSigningSecret } from '../src/webhooks/delivery/secret';
 import { EVENT_TYPES } from '../src/webhooks/webhook-events';
@@ -24,6 +25,11 @@ export interface WebhookRun {
   /** A backlog committed at once: its size and how fast the worker drained it. */
   backlog: number;
   backlogPerSecond: number;
+  /**
+   * The worker process's CPU time per event of the steady part: what it costs whatever the
+   * machine's load (1,000 / this is the events a second one free core could deliver).
+   */
+  workerCpuMsPerEvent: number;
   /** The API's workload (a) meanwhile. */
   apiRps: number;
   apiP99: number;
@@ -114,6 +120,7 @@ export async function measureWebhooks(options: {
       for (let n = first; n < next; n++) commits.set(`cow_${n}`, at);
     };
 
+    const cpuBefore = cpuSeconds(worker.pid);
     const perBatch = Math.round(options.targetRate / BATCHES_PER_SECOND);
     const writing = (async () => {
       const start = performance.now();
@@ -125,6 +132,7 @@ export async function measureWebhooks(options: {
     })();
     const [api] = await Promise.all([options.serve(options.seconds), writing]);
     await waitForAll(commits, arrivals);
+    const workerCpuMs = (cpuSeconds(worker.pid) - cpuBefore) * 1000;
     const steady = [...commits.keys()];
     const latencies = steady.map((c) => arrivals.get(c)! - commits.get(c)!).sort((a, b) => a - b);
     const firstCommit = Math.min(...steady.map((c) => commits.get(c)!));
@@ -149,6 +157,7 @@ export async function measureWebhooks(options: {
       max: latencies[latencies.length - 1],
       backlog: options.backlog,
       backlogPerSecond: options.backlog / ((backlogEnd - backlogStart) / 1000),
+      workerCpuMsPerEvent: workerCpuMs / steady.length,
       apiRps: api.rps,
       apiP99: api.p99,
     };
@@ -183,10 +192,11 @@ export function renderWebhooks(run: WebhookRun): string[] {
       `answering 204 at once, on this machine; workload (a) runs against the service meanwhile. ` +
       `Then ${run.backlog} changes are committed at once and drained.`,
     '',
-    '| events | delivered/s | commit→delivery p50 | p99 | max | backlog drained/s | API (a) req/s | API p99 |',
-    '|---|---|---|---|---|---|---|---|',
+    '| events | delivered/s | commit→delivery p50 | p99 | max | backlog drained/s | worker CPU/event | API (a) req/s | API p99 |',
+    '|---|---|---|---|---|---|---|---|---|',
     `| ${run.events} | ${run.deliveredPerSecond.toFixed(0)} | ${ms(run.p50)} | ${ms(run.p99)} | ` +
-      `${ms(run.max)} | ${run.backlogPerSecond.toFixed(0)} | ${run.apiRps.toFixed(0)} | ` +
+      `${ms(run.max)} | ${run.backlogPerSecond.toFixed(0)} | ${run.workerCpuMsPerEvent.toFixed(2)} ms | ` +
+      `${run.apiRps.toFixed(0)} | ` +
       `${run.apiP99.toFixed(1)} ms |`,
   ];
 }
