@@ -26,7 +26,7 @@ export interface WebhookWorkerOptions {
   batchSize?: number;
 }
 
-// Up to 200 attempts in flight per worker: measured in the benchmark's workload (w).
+// 8 loops of 25: up to 200 attempts in flight per worker (docs/benchmarks.md, (w)).
 const DEFAULT_DISPATCH_INTERVAL_MS = 200;
 const DEFAULT_CONCURRENCY = 8;
 const DEFAULT_BATCH_SIZE = 25;
