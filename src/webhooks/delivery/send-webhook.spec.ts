@@ -195,6 +195,18 @@ describe('sendWebhook to a receiver', () => {
     expect(target.received).toHaveLength(1);
   });
 
+  it('counts a 2xx that arrived in time even when its body then stalls', async () => {
+    const target = await receiver((_req, res) => {
+      res.writeHead(200);
+      res.write('accepted');
+    });
+    const outcome = await sendWebhook(attempt(target.url, [target.secret]), {
+      ...LOCAL,
+      timeoutMs: 300,
+    });
+    expect(outcome).toMatchObject({ delivered: true, status: 200, responseExcerpt: 'accepted' });
+  });
+
   it('keeps 1 KB of an endless response and stops reading it', async () => {
     let closed = false;
     const target = await receiver((_req, res) => {
