@@ -8,7 +8,14 @@
  *   graph, after a build: `npm run test:built`.
  */
 
-const BUILT_SERVER_SPECS = ['logging', 'shutdown', 'serving-boundary', 'large-pages', 'entrypoint'];
+const BUILT_SERVER_SPECS = [
+  'logging',
+  'shutdown',
+  'serving-boundary',
+  'large-pages',
+  'entrypoint',
+  'webhook-worker-process',
+];
 const built = `<rootDir>/test/(${BUILT_SERVER_SPECS.join('|')})\\.e2e-spec\\.ts$`;
 
 /** @type {import('jest').Config} */

@@ -1,6 +1,7 @@
 import type { BenchScale } from './data';
 import { renderCompression, type CompressionLevels } from './compression';
 import type { ImportRuns, SyncPass } from './feeds';
+import { renderWebhooks, type WebhookRun } from './webhooks';
 
 /** `metrics`: the service with METRICS_PORT set (measured on a few workloads only). */
 export type ServerName = 'service' | 'bare' | 'naive' | 'metrics';
@@ -39,6 +40,8 @@ export interface Report {
   imports?: ImportRuns;
   /** Each level of gzip and brotli on one page (with workload b-br). */
   compressionLevels?: CompressionLevels;
+  /** (w) webhook dispatch while the API serves workload (a). */
+  webhooks?: WebhookRun;
 }
 
 const SERVER_TITLES: Record<string, string> = {
@@ -137,6 +140,7 @@ export function renderReport(report: Report): string {
   };
   lines.push(...renderCompression(load('b'), load('b-br'), report.compressionLevels));
   if (report.imports) lines.push(...renderImports(report.imports), '');
+  if (report.webhooks) lines.push(...renderWebhooks(report.webhooks), '');
   lines.push('### Targets', '', '| target | measured | |', '|---|---|---|');
   for (const [target, measured, met] of targets(report, find)) {
     lines.push(`| ${target} | ${measured} | ${met ? 'met' : '**missed**'} |`);
@@ -250,6 +254,15 @@ function targets(report: Report, find: Find): [string, string, boolean][] {
     const { companyChanges, leadChanges } = report.imports.noOp;
     const changes = companyChanges + leadChanges;
     rows.push(['(i) no-op re-import emits 0 changes', String(changes), changes === 0]);
+  }
+  if (report.webhooks) {
+    const { deliveredPerSecond, p99, targetRate } = report.webhooks;
+    rows.push([
+      `(w) sustained webhook dispatch >= 500 events/s (offered ${targetRate}/s)`,
+      `${number(deliveredPerSecond)} events/s`,
+      deliveredPerSecond >= 500,
+    ]);
+    rows.push(['(w) commit to delivery p99 < 2 s', `${number(p99)} ms`, p99 < 2000]);
   }
   const rss = Math.max(
     ...report.measurements.filter((m) => m.server === 'service').map((m) => m.peakRssMb),

@@ -32,6 +32,7 @@ import {
 } from './feeds';
 import { cpuSeconds, measureLevels } from './compression';
 import { renderReport, type Measurement, type Report, type ServerName } from './report';
+import { measureWebhooks } from './webhooks';
 
 /**
  * `npm run bench`: the service against the bare limit and the naive implementation, on the same
@@ -60,6 +61,8 @@ const FEED_LIMIT = 1000;
 const LIST_LIMIT = 200;
 // Companies (with their contacts) per import of workload i, and pairs of imports, on and off.
 const IMPORT = smoke ? { companies: 1_000, rounds: 1 } : { companies: 10_000, rounds: 5 };
+// (w) Changes committed per second while webhooks are measured: above the 500 events/s target.
+const WEBHOOK_RATE = 600;
 // Every date of the data and of the `since` filters is relative to this instant.
 const now = new Date();
 
@@ -147,6 +150,25 @@ async function main(): Promise<void> {
         }
       }
       if (selected('h')) report.sync = await measureSync(serviceUrl, largeKey);
+      if (selected('w')) {
+        const servicePort = servers.get('service')?.port ?? 0;
+        const pageOne = defineWorkloads(keys, feedPages).find(({ id }) => id === 'a');
+        if (!pageOne) throw new Error('workload (a) is not defined');
+        report.webhooks = await measureWebhooks({
+          databaseUrl: database.url,
+          workerMain: join(ROOT, 'dist', 'worker', 'main.js'),
+          targetRate: WEBHOOK_RATE,
+          seconds,
+          backlog: smoke ? 1_000 : 10_000,
+          serve: async (duration) => {
+            const { latencies } = await load(servicePort, pageOne, duration);
+            latencies.sort((a, b) => a - b);
+            const p99 = latencies[Math.floor(latencies.length * 0.99)] ?? NaN;
+            return { rps: latencies.length / duration, p99 };
+          },
+          log,
+        });
+      }
     } finally {
       for (const running of servers.values()) await stopServer(running);
     }

@@ -11,6 +11,35 @@ export type Feed = 'companies' | 'leads';
  */
 export const FEED_PAGE_MAX_BYTES = 4 * 1024 * 1024;
 
+/**
+ * Two CTEs, `snapshot` and `bound`: `(SELECT xmin FROM bound)` is the feeds' safe bound, below
+ * which no change can still appear (see changeFeedSql). Webhook dispatch reads past it too.
+ */
+export const SAFE_BOUND_CTES = `snapshot AS MATERIALIZED (
+  SELECT pg_current_snapshot() AS taken
+), bound AS MATERIALIZED (
+  -- On the primary: the oldest transaction still running that could write these tables, else the
+  -- snapshot's xmax. A transaction is passed over only when pg_stat_activity shows its backend
+  -- connected to another database (where it cannot write here); xids are compared modulo 2^32,
+  -- unique among transactions running at once. Unidentified (a prepared transaction, a backend
+  -- gone since): it counts.
+  -- On a hot standby: the snapshot's xmin, the oldest transaction of the whole primary still
+  -- running at the replayed point. There the snapshot lists no running transaction (a standby
+  -- keeps them apart from its xip; pg_snapshot_xip is empty) and pg_stat_activity shows the
+  -- standby's own sessions, not the primary's writers: the expression above would give the xmax
+  -- and pass over transactions still running on the primary.
+  SELECT CASE WHEN pg_is_in_recovery()
+    THEN pg_snapshot_xmin((SELECT taken FROM snapshot))
+    ELSE coalesce(
+      (SELECT min(running) FROM pg_snapshot_xip((SELECT taken FROM snapshot)) running
+        WHERE NOT EXISTS (
+          SELECT FROM pg_stat_activity elsewhere
+          WHERE elsewhere.datname <> current_database()
+            AND elsewhere.backend_xid::text::numeric = running::text::numeric % 4294967296)),
+      pg_snapshot_xmax((SELECT taken FROM snapshot)))
+  END AS xmin
+)`;
+
 export interface ChangeFeedSql extends ItemSelect {
   feed: Feed;
   /** The table of positions kept by the triggers (migration 20261124000000_change_feeds). */
@@ -56,30 +85,7 @@ export function changeFeedSql({
   key,
 }: ChangeFeedSql): string {
   const changedAt = isoDateTime('page.changed_at');
-  return `WITH snapshot AS MATERIALIZED (
-  SELECT pg_current_snapshot() AS taken
-), bound AS MATERIALIZED (
-  -- On the primary: the oldest transaction still running that could write these tables, else the
-  -- snapshot's xmax. A transaction is passed over only when pg_stat_activity shows its backend
-  -- connected to another database (where it cannot write here); xids are compared modulo 2^32,
-  -- unique among transactions running at once. Unidentified (a prepared transaction, a backend
-  -- gone since): it counts.
-  -- On a hot standby: the snapshot's xmin, the oldest transaction of the whole primary still
-  -- running at the replayed point. There the snapshot lists no running transaction (a standby
-  -- keeps them apart from its xip; pg_snapshot_xip is empty) and pg_stat_activity shows the
-  -- standby's own sessions, not the primary's writers: the expression above would give the xmax
-  -- and pass over transactions still running on the primary.
-  SELECT CASE WHEN pg_is_in_recovery()
-    THEN pg_snapshot_xmin((SELECT taken FROM snapshot))
-    ELSE coalesce(
-      (SELECT min(running) FROM pg_snapshot_xip((SELECT taken FROM snapshot)) running
-        WHERE NOT EXISTS (
-          SELECT FROM pg_stat_activity elsewhere
-          WHERE elsewhere.datname <> current_database()
-            AND elsewhere.backend_xid::text::numeric = running::text::numeric % 4294967296)),
-      pg_snapshot_xmax((SELECT taken FROM snapshot)))
-  END AS xmin
-), page AS MATERIALIZED (
+  return `WITH ${SAFE_BOUND_CTES}, page AS MATERIALIZED (
   SELECT id, txid, changed_at, deleted FROM ${changeTable}
   WHERE workspace_id = $1 AND (txid, id) > ($2::xid8, $3::text)
     AND txid < (SELECT xmin FROM bound)

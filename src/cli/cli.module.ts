@@ -5,6 +5,7 @@ import { DatabaseModule } from '../database/database.module';
 import { DeletionModule } from '../deletion/deletion.module';
 import { ImportModule } from '../import/import.module';
 import { PrismaModule } from '../prisma/prisma.module';
+import { WebhooksModule } from '../webhooks/webhooks.module';
 import { WorkspacesModule } from '../workspaces/workspaces.module';
 import { AdminProgram } from './admin-program';
 import { ADMIN_IO, type AdminIo, CliOutput } from './cli-output';
@@ -13,6 +14,7 @@ import { ImportCommand } from './import.command';
 import { KeyCommand, KeyCreateCommand, KeyListCommand, KeyRevokeCommand } from './key.commands';
 import { PruneChangesCommand } from './prune-changes.command';
 import { SeedCommand } from './seed.command';
+import { WEBHOOK_COMMANDS } from './webhook.commands';
 import {
   WorkspaceCommand,
   WorkspaceCreateCommand,
@@ -34,6 +36,7 @@ export class CliModule {
         WorkspacesModule,
         ImportModule,
         DeletionModule,
+        WebhooksModule,
       ],
       providers: [
         { provide: ADMIN_IO, useValue: io },
@@ -51,6 +54,7 @@ export class CliModule {
         SeedCommand,
         DeleteCommand,
         PruneChangesCommand,
+        ...WEBHOOK_COMMANDS,
       ],
     };
   }

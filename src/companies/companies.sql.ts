@@ -5,7 +5,7 @@ import { listPageSql, type ItemSelect } from '../items/list-page-sql';
 import { COMPANY_FIELDS, CONTACT_FIELDS } from './company.fields';
 
 /** One company as the API shows it, contacts included: lists, feed and single reads alike. */
-const COMPANY: ItemSelect = {
+export const COMPANY_ITEM: ItemSelect = {
   table: 'companies',
   item: `${selectList(COMPANY_FIELDS, 'row')},
     coalesce(
@@ -20,18 +20,18 @@ const COMPANY: ItemSelect = {
 
 /** A page of companies with their contacts, and its total, as the response's JSON text. */
 export const COMPANY_PAGE_SQL = listPageSql({
-  ...COMPANY,
+  ...COMPANY_ITEM,
   sinceColumn: 'last_seen',
   countTable: 'company_day_counts',
   countColumn: 'companies',
 });
 
 /** One company of the workspace, or no row. */
-export const COMPANY_SQL = itemSql(COMPANY);
+export const COMPANY_SQL = itemSql(COMPANY_ITEM);
 
 /** A page of the companies' change feed (change-feed-sql.ts). */
 export const COMPANY_CHANGES_SQL = changeFeedSql({
-  ...COMPANY,
+  ...COMPANY_ITEM,
   feed: 'companies',
   changeTable: 'company_changes',
   key: 'company',

@@ -1,7 +1,11 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EXAMPLE_API_KEY_SECRET, validateEnvironment } from './environment';
+import {
+  EXAMPLE_API_KEY_SECRET,
+  requireWebhookSecretKey,
+  validateEnvironment,
+} from './environment';
 
 const VALID = {
   DATABASE_URL: 'postgresql://app:password@db.internal:5432/visitors',
@@ -182,4 +186,43 @@ describe('REDIS_URL', () => {
       expect(() => validateEnvironment({ ...VALID, REDIS_URL: url })).toThrow(/REDIS_URL/);
     },
   );
+});
+
+describe('webhook settings', () => {
+  it('are off by default, and the secret key is required only where used', () => {
+    const environment = validateEnvironment({ ...VALID });
+    expect(environment.WEBHOOK_ALLOW_HTTP).toBe(false);
+    expect(environment.WEBHOOK_ALLOW_PRIVATE_NETWORKS).toBe(false);
+    expect(() => requireWebhookSecretKey(environment)).toThrow(/WEBHOOK_SECRET_KEY is required/);
+  });
+
+  it('read the secret key as hex or base64, 32 bytes either way', () => {
+    const key = Buffer.alloc(32, 7);
+    for (const text of [key.toString('hex'), key.toString('base64')]) {
+      const environment = validateEnvironment({ ...VALID, WEBHOOK_SECRET_KEY: text });
+      expect(requireWebhookSecretKey(environment)).toEqual(key);
+    }
+    expect(errorOf({ ...VALID, WEBHOOK_SECRET_KEY: 'ab'.repeat(16) })).toMatch(
+      /WEBHOOK_SECRET_KEY must be 32 bytes/,
+    );
+  });
+
+  it('refuse the private-network escape hatch in production unless confirmed', () => {
+    const hatch = { ...VALID, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' };
+    expect(validateEnvironment({ ...hatch, NODE_ENV: 'test' }).WEBHOOK_ALLOW_PRIVATE_NETWORKS).toBe(
+      true,
+    );
+    expect(errorOf({ ...hatch, NODE_ENV: 'production' })).toMatch(
+      /WEBHOOK_ALLOW_PRIVATE_NETWORKS is for tests/,
+    );
+    const confirmed = validateEnvironment({
+      ...hatch,
+      NODE_ENV: 'production',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS_IN_PRODUCTION: 'i-understand',
+    });
+    expect(confirmed.WEBHOOK_ALLOW_PRIVATE_NETWORKS).toBe(true);
+    expect(errorOf({ ...VALID, WEBHOOK_ALLOW_HTTP: 'yes' })).toMatch(
+      /WEBHOOK_ALLOW_HTTP must be true or false/,
+    );
+  });
 });

@@ -1,5 +1,6 @@
-import { plainToInstance, Type } from 'class-transformer';
+import { plainToInstance, Transform, Type } from 'class-transformer';
 import {
+  IsBoolean,
   IsIn,
   IsInt,
   IsNotEmpty,
@@ -17,6 +18,8 @@ import { IsTrustProxy } from './trust-proxy';
 
 /** The value shipped in .env.example: fine for a laptop, refused in production. */
 export const EXAMPLE_API_KEY_SECRET = 'change-me-to-a-long-random-secret-of-32-or-more-chars';
+
+const WEBHOOK_SECRET_KEY_FORMAT = /^(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/;
 
 /** Every setting of the service, read from the environment once at start. */
 export class Environment {
@@ -110,6 +113,57 @@ export class Environment {
   @Min(1)
   @Max(65535)
   METRICS_PORT?: number;
+
+  // The key that encrypts webhook signing secrets at rest (AES-256-GCM): 32 bytes as 64 hex digits
+  // or base64. Needed by the worker and the `webhook` admin commands only (requireWebhookSecretKey).
+  @IsOptional()
+  @Matches(WEBHOOK_SECRET_KEY_FORMAT, {
+    message: 'WEBHOOK_SECRET_KEY must be 32 bytes as 64 hex digits or 44 characters of base64',
+  })
+  WEBHOOK_SECRET_KEY?: string;
+
+  // Plain http:// endpoint URLs; https:// only otherwise.
+  @Transform(({ value }) => booleanText(value))
+  @IsBoolean({ message: 'WEBHOOK_ALLOW_HTTP must be true or false' })
+  WEBHOOK_ALLOW_HTTP = false;
+
+  // Test-only: lets webhooks reach loopback and private addresses (receivers on 127.0.0.1).
+  // Refused in production without WEBHOOK_ALLOW_PRIVATE_NETWORKS_IN_PRODUCTION=i-understand.
+  @Transform(({ value }) => booleanText(value))
+  @IsBoolean({ message: 'WEBHOOK_ALLOW_PRIVATE_NETWORKS must be true or false' })
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS = false;
+
+  @IsOptional()
+  @IsString()
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS_IN_PRODUCTION?: string;
+
+  // How long a webhook attempt may take, lookup to response: the spec's 15 s, at most. Tests
+  // shorten it, which also shortens the lease after which a killed worker's attempt is redone.
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(15_000)
+  WEBHOOK_TIMEOUT_MS = 15_000;
+}
+
+/** The confirmation that lets WEBHOOK_ALLOW_PRIVATE_NETWORKS through in production. */
+export const PRIVATE_NETWORKS_CONFIRMATION = 'i-understand';
+
+function booleanText(value: unknown): unknown {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  return value;
+}
+
+/** WEBHOOK_SECRET_KEY's 32 bytes, or a StartupError for the commands that cannot work without it. */
+export function requireWebhookSecretKey(environment: Environment): Buffer {
+  const text = environment.WEBHOOK_SECRET_KEY;
+  if (text === undefined || text === '') {
+    throw new StartupError(
+      'WEBHOOK_SECRET_KEY is required for webhooks (32 random bytes as 64 hex digits, e.g. `openssl rand -hex 32`)',
+    );
+  }
+  return Buffer.from(text, text.length === 64 ? 'hex' : 'base64');
 }
 
 // The variables without a default, and what to set them to. Unset (or empty), each is said to be
@@ -141,6 +195,15 @@ export function validateEnvironment(raw: Record<string, unknown>): Environment {
   if (environment.METRICS_PORT !== undefined && environment.METRICS_PORT === environment.PORT) {
     messages.push(
       'METRICS_PORT must differ from PORT: the metrics are never served on the API port',
+    );
+  }
+  if (
+    environment.NODE_ENV === 'production' &&
+    environment.WEBHOOK_ALLOW_PRIVATE_NETWORKS &&
+    environment.WEBHOOK_ALLOW_PRIVATE_NETWORKS_IN_PRODUCTION !== PRIVATE_NETWORKS_CONFIRMATION
+  ) {
+    messages.push(
+      `WEBHOOK_ALLOW_PRIVATE_NETWORKS is for tests: in production it also needs WEBHOOK_ALLOW_PRIVATE_NETWORKS_IN_PRODUCTION=${PRIVATE_NETWORKS_CONFIRMATION}`,
     );
   }
   if (messages.length > 0) {

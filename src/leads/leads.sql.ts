@@ -5,7 +5,7 @@ import { listPageSql, type ItemSelect } from '../items/list-page-sql';
 import { LEAD_FIELDS } from './lead.fields';
 
 /** One lead as the API shows it, with its company's current name. */
-const LEAD: ItemSelect = {
+export const LEAD_ITEM: ItemSelect = {
   table: 'leads',
   item: selectList(LEAD_FIELDS, 'row'),
   joins:
@@ -14,18 +14,18 @@ const LEAD: ItemSelect = {
 
 /** A page of leads, each with its company's current name, and its total, as JSON text. */
 export const LEAD_PAGE_SQL = listPageSql({
-  ...LEAD,
+  ...LEAD_ITEM,
   sinceColumn: 'created_at',
   countTable: 'lead_day_counts',
   countColumn: 'leads',
 });
 
 /** One lead of the workspace, or no row. */
-export const LEAD_SQL = itemSql(LEAD);
+export const LEAD_SQL = itemSql(LEAD_ITEM);
 
 /** A page of the leads' change feed (change-feed-sql.ts). */
 export const LEAD_CHANGES_SQL = changeFeedSql({
-  ...LEAD,
+  ...LEAD_ITEM,
   feed: 'leads',
   changeTable: 'lead_changes',
   key: 'lead',

@@ -31,4 +31,11 @@ export type {
   ListParams,
   Workspace,
 } from './types.js';
+export {
+  verifyWebhook,
+  WebhookVerificationError,
+  type VerifyWebhookOptions,
+  type WebhookEvent,
+  type WebhookHeaders,
+} from './webhooks.js';
 export type { components, operations, paths } from './schema.js';

@@ -1,0 +1,140 @@
+import { randomBytes } from 'node:crypto';
+import type PgBoss from 'pg-boss';
+import type { Pool, PoolClient } from 'pg';
+import type { Clock } from '../common/clock';
+import { eventBody, WEBHOOK_FEEDS, type EventType, type WebhookFeed } from './webhook-events';
+import { DELIVERY_QUEUE, inTransaction, jobOptions } from './webhook-queue';
+import {
+  advanceSql,
+  CLAIM_ENDPOINT_SQL,
+  feedChangesSql,
+  INSERT_EVENTS_SQL,
+  RESUME_PAUSED_SQL,
+} from './webhooks.sql';
+
+/** Changes read per feed and endpoint in one transaction. */
+export const DISPATCH_BATCH = 500;
+
+interface EndpointRow {
+  id: string;
+  workspace_id: string;
+  event_types: EventType[];
+  company_txid: string;
+  company_id: string;
+  lead_txid: string;
+  lead_id: string;
+}
+
+interface ChangeRow {
+  id: string;
+  txid: string;
+  item: string | null;
+}
+
+const FEED_SQL = new Map(WEBHOOK_FEEDS.map((feed) => [feed, feedChangesSql(feed)]));
+
+/**
+ * Turns changes into events. Each enabled endpoint is read like a feed client: the changes of its
+ * workspace past its position and below the safe bound, one event per change of a subscribed
+ * type, each event's delivery job queued, and the position advanced, all in one transaction.
+ * Whatever stops in between, a change is either before the position with its event and job
+ * committed, or after it and read again. The endpoint's row is locked for that transaction, so
+ * several workers never dispatch one endpoint at once.
+ *
+ * Changes of one item that the dispatcher reads together are one event carrying the item's
+ * current state, as in the feeds (the change tables keep one row per item).
+ */
+export class WebhookDispatcher {
+  constructor(
+    private readonly pool: Pool,
+    private readonly boss: PgBoss,
+    private readonly clock: Clock,
+    private readonly leaseMs: number,
+  ) {}
+
+  /**
+   * One pass over every enabled endpoint; resolves to the number of changes read and events
+   * queued (a pass that read none found nothing to do).
+   */
+  async dispatchAll(): Promise<number> {
+    let after = '';
+    let work = 0;
+    for (;;) {
+      const dispatched = await this.dispatchNext(after);
+      if (!dispatched) return work;
+      after = dispatched.endpointId;
+      work += dispatched.work;
+    }
+  }
+
+  private async dispatchNext(after: string): Promise<{ endpointId: string; work: number } | null> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows } = await client.query<EndpointRow>(CLAIM_ENDPOINT_SQL, [after]);
+      if (rows.length === 0) {
+        await client.query('COMMIT');
+        return null;
+      }
+      const endpoint = rows[0];
+      const now = new Date(this.clock.now());
+      const resumed = await client.query<{ id: string }>(RESUME_PAUSED_SQL, [endpoint.id, now]);
+      const ids = resumed.rows.map((row) => row.id);
+      let changes = 0;
+      for (const feed of WEBHOOK_FEEDS) {
+        const read = await this.dispatchFeed(client, endpoint, feed, now);
+        changes += read.changes;
+        ids.push(...read.events);
+      }
+      if (ids.length > 0) {
+        const options = jobOptions(this.leaseMs);
+        await this.boss.insert(
+          ids.map((eventId) => ({ name: DELIVERY_QUEUE, data: { eventId }, ...options })),
+          { db: inTransaction(client) },
+        );
+      }
+      await client.query('COMMIT');
+      return { endpointId: endpoint.id, work: changes + ids.length };
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** The events of one feed's changes past the endpoint's position; advances the position. */
+  private async dispatchFeed(
+    client: PoolClient,
+    endpoint: EndpointRow,
+    feed: WebhookFeed,
+    now: Date,
+  ): Promise<{ changes: number; events: string[] }> {
+    const position = endpoint[feed.txidColumn as 'company_txid' | 'lead_txid'];
+    const positionId = endpoint[feed.idColumn as 'company_id' | 'lead_id'];
+    const { rows } = await client.query<ChangeRow>(FEED_SQL.get(feed)!, [
+      endpoint.workspace_id,
+      position,
+      positionId,
+      DISPATCH_BATCH,
+    ]);
+    if (rows.length === 0) return { changes: 0, events: [] };
+    const ids: string[] = [];
+    const types: EventType[] = [];
+    const bodies: string[] = [];
+    for (const change of rows) {
+      const type = change.item === null ? feed.deleted : feed.upserted;
+      if (!endpoint.event_types.includes(type)) continue;
+      const id = `evt_${randomBytes(15).toString('base64url')}`;
+      ids.push(id);
+      types.push(type);
+      bodies.push(eventBody(id, type, now, change.item ?? JSON.stringify({ id: change.id })));
+    }
+    if (ids.length > 0) {
+      await client.query(INSERT_EVENTS_SQL, [ids, endpoint.id, types, bodies, now]);
+    }
+    const last = rows[rows.length - 1];
+    await client.query(advanceSql(feed), [endpoint.id, last.txid, last.id]);
+    return { changes: rows.length, events: ids };
+  }
+}
