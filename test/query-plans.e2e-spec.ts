@@ -51,7 +51,8 @@ describe('query plans of the serving statements', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    pool = new Pool({ connectionString: database.url, max: 1 });
+    // Direct, not through a pooler: the data is loaded in statements longer than a request may take.
+    pool = new Pool({ connectionString: database.directUrl, max: 1 });
     client = await pool.connect();
     await client.query(`INSERT INTO workspaces (id, name, plan, updated_at)
       VALUES ('${WORKSPACE}', 'Plans', 'growth', now()), ('ws_other', 'Other', 'growth', now())`);
