@@ -56,6 +56,9 @@ function startWorker(env: Record<string, string> = {}): Worker {
       PATH: process.env.PATH,
       NODE_ENV: 'test',
       DATABASE_URL: database.url,
+      // Through PgBouncer (.ci/pgbouncer-suite), the worker's direct connection.
+      DATABASE_MIGRATION_URL: database.directUrl,
+      DATABASE_POOLER: process.env.DATABASE_POOLER ?? 'none',
       API_KEY_SECRET: process.env.API_KEY_SECRET,
       ...WEBHOOK_ENV,
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
