@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import request from 'supertest';
 import type { Workspace } from '../src/generated/prisma/client';
 import { createTestApp, type TestApp } from './support/app';
+import { waitForLockWaiter } from './support/database';
 import { createCompany, createContact, createLead } from './support/factories';
 import {
   createTenant,
@@ -72,19 +73,6 @@ describe('change feeds', () => {
       if (body.data.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
     }
     throw new Error('the feed never caught up');
-  }
-
-  /** Until at least `count` sessions of this database wait on a lock. */
-  async function waitForLockWaiters(client: Client, count: number): Promise<void> {
-    for (let attempt = 0; attempt < 1_000; attempt++) {
-      const { rows } = await client.query<{ waiting: number }>(
-        `SELECT count(*)::int AS waiting FROM pg_stat_activity
-          WHERE wait_event_type = 'Lock' AND datname = current_database()`,
-      );
-      if (rows[0].waiting >= count) return;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    throw new Error(`${count} sessions never waited on a lock`);
   }
 
   const ops = (changes: Change[]) => changes.map(({ op, id }) => `${op} ${id}`);
@@ -319,9 +307,9 @@ describe('change feeds', () => {
           [workspace.id, lead.id],
         );
         const deleting = deleter.query('DELETE FROM leads WHERE id = $1', [lead.id]);
-        await waitForLockWaiters(sql, 1);
+        await waitForLockWaiter(sql);
         const renaming = renamer.query("UPDATE companies SET name = 'Renamed' WHERE id = $1", [id]);
-        await waitForLockWaiters(sql, 2);
+        await waitForLockWaiter(sql, 2);
         await locker.query('COMMIT');
         await Promise.all([deleting, renaming]);
       } finally {

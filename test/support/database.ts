@@ -76,18 +76,29 @@ export async function createTestDatabase(
 }
 
 /**
- * Resolves once a query of the locker's database waits on a lock (one the locker holds), so that a
- * test knows its request is inside the server, stuck; bounded, to fail rather than hang.
+ * How many statements of the client's database wait on a lock. The client is typically the locker,
+ * inside the transaction that holds the lock, and PostgreSQL keeps the list of sessions that
+ * pg_stat_activity shows for the rest of a transaction once read: a session that connected since
+ * (PgBouncer opens its server connections when the requests come) would never be seen waiting.
+ * pg_stat_clear_snapshot() makes every count a fresh read.
  */
-export async function waitForLockWaiter(locker: Client): Promise<void> {
+export async function lockWaiterCount(client: Client): Promise<number> {
+  const { rows } = await client.query<{ waiting: number }>(
+    `SELECT count(*)::int AS waiting FROM pg_stat_clear_snapshot(), pg_stat_activity
+      WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+  );
+  return rows[0].waiting;
+}
+
+/**
+ * Resolves once `count` queries of the locker's database wait on a lock (one the locker holds), so
+ * that a test knows its requests are inside the server, stuck; bounded, to fail rather than hang.
+ */
+export async function waitForLockWaiter(locker: Client, count = 1): Promise<void> {
   // Patient: the waiter may be a process still starting on a busy machine (seconds, not ms).
   for (let attempt = 0; attempt < 1_500; attempt++) {
-    const { rows } = await locker.query<{ waiting: number }>(
-      `SELECT count(*)::int AS waiting FROM pg_stat_activity
-        WHERE wait_event_type = 'Lock' AND datname = current_database()`,
-    );
-    if (rows[0].waiting > 0) return;
+    if ((await lockWaiterCount(locker)) >= count) return;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  throw new Error('No query waited on the lock');
+  throw new Error(`${count === 1 ? 'No query' : `Fewer than ${count} queries`} waited on the lock`);
 }
