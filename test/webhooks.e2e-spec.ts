@@ -55,7 +55,7 @@ describe('webhooks', () => {
     sql = new Client({ connectionString: t.database.url });
     await sql.connect();
     // Without jitter: the schedule's delays exactly.
-    worker = testWorker(t.database.directUrl, { clock: t.clock, random: () => 0 });
+    worker = testWorker(t.database.url, { clock: t.clock, random: () => 0 });
     await worker.start();
   });
 
@@ -387,10 +387,10 @@ describe('webhooks', () => {
   });
 
   it('shares the work between two workers: each change once, no event sent twice at once', async () => {
-    const second = testWorker(t.database.directUrl, { clock: t.clock, random: () => 0 });
+    const second = testWorker(t.database.url, { clock: t.clock, random: () => 0 });
     await second.start();
     const boss = new PgBoss({
-      connectionString: t.database.directUrl,
+      connectionString: t.database.url,
       supervise: false,
       schedule: false,
     });

@@ -14,9 +14,9 @@ async function main(): Promise<void> {
   const environment = validateEnvironment(process.env);
   const logger = pino({ level: environment.LOG_LEVEL, base: { service: 'webhook-worker' } });
   const worker = new WebhookWorker({
-    // The direct connection when DATABASE_URL leads to PgBouncer, as for the migrations: through
-    // transaction pooling the suite's deliveries never came (pg-boss's queue, run directly here).
-    databaseUrl: environment.DATABASE_MIGRATION_URL || environment.DATABASE_URL,
+    // Through PgBouncer too: pg-boss and the dispatcher hold nothing across transactions.
+    databaseUrl: environment.DATABASE_URL,
+    sessionSettings: environment.DATABASE_POOLER === 'pgbouncer' ? 'role' : 'startup',
     secretKey: requireWebhookSecretKey(environment),
     allowPrivateNetworks: environment.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     allowHttp: environment.WEBHOOK_ALLOW_HTTP,

@@ -2,6 +2,7 @@ import PgBoss from 'pg-boss';
 import { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { Clock } from '../common/clock';
+import type { SessionSettingsSource } from '../database/pool-config';
 import { DEFAULT_TIMEOUT_MS } from '../webhooks/delivery/send-webhook';
 import { WebhookDelivery } from '../webhooks/webhook-delivery';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher';
@@ -9,6 +10,11 @@ import { DELIVERY_QUEUE, type DeliveryJob } from '../webhooks/webhook-queue';
 
 export interface WebhookWorkerOptions {
   databaseUrl: string;
+  /**
+   * 'role' behind PgBouncer (DATABASE_POOLER=pgbouncer), as for the server: no startup parameters,
+   * which PgBouncer refuses (with them, no connection opened and nothing was delivered).
+   */
+  sessionSettings?: SessionSettingsSource;
   secretKey: Buffer;
   allowPrivateNetworks: boolean;
   allowHttp: boolean;
@@ -53,10 +59,11 @@ export class WebhookWorker {
     const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     // Statements are short; a connection per delivery loop and two for the dispatcher and pg-boss's
     // own bookkeeping. Waiting for one is not an error here (there is no client to shed).
+    // Timestamps are written and read in UTC: the session's zone, set here or by the role.
     this.pool = new Pool({
       connectionString: options.databaseUrl,
       max: concurrency + 2,
-      options: '-c TimeZone=UTC',
+      ...(options.sessionSettings !== 'role' && { options: '-c TimeZone=UTC' }),
     });
     this.pool.on('error', (error) => options.logger.warn(`idle connection lost: ${error.message}`));
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;

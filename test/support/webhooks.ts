@@ -109,6 +109,8 @@ export function testWorker(
 ): WebhookWorker {
   return new WebhookWorker({
     databaseUrl,
+    // Through PgBouncer when the suite runs behind it (.ci/pgbouncer-suite), as the service.
+    sessionSettings: process.env.DATABASE_POOLER === 'pgbouncer' ? 'role' : 'startup',
     secretKey: Buffer.from(TEST_SECRET_KEY_HEX, 'hex'),
     allowPrivateNetworks: true,
     allowHttp: true,
