@@ -264,10 +264,11 @@ async function insertCompanies(
 /**
  * Inserts contactsPerCompany contacts for every company, in one statement, in company id order:
  * the (company_id, …) index and the foreign key lookups then walk their indexes in order instead of
- * jumping around (this, the largest insert, went from 152 s to 103 s at full scale). The contact id
- * is its company's hex plus k, so the primary key fills in order too (nothing reads contacts by
- * id). The sort also fixes the order of the random draws; the set-returning function in the inner
- * select list keeps the k rows of a company together. Phones are French mobiles for everyone.
+ * jumping around (this, the largest insert, went from 152 s to 103 s at full scale; 230 s since the
+ * bound of 10 contacts per company locks and counts each company). The contact id is its
+ * company's hex plus k, so the primary key fills in order too (nothing reads contacts by id). The
+ * sort also fixes the order of the random draws; the set-returning function in the inner select
+ * list keeps the k rows of a company together. Phones are French mobiles for everyone.
  */
 async function insertContacts(client: Client, contactsPerCompany: number) {
   await client.query(

@@ -8,8 +8,13 @@ import { createTestDatabase, type TestDatabase } from './support/database';
  * nothing fires the UPDATE trigger all the same), it joined them by nested loops, and a later
  * statement of 2,000 rows scanned one tuplestore 2,000 times (quadratic: 2.3 s instead of 6 ms).
  *
+ * The bound on contacts per company counts each company of a statement on its own (migration
+ * 20261127000000_contacts_bound_plan): joined on the workspace, its count met every new contact
+ * with every contact of the workspace (60,000 contacts: 600 million rows, 79 s).
+ *
  * auto_explain, loaded in the test's own session, sends the plans of the trigger's queries to the
- * client as notices: no scan of a transition table may run more than a few times.
+ * client as notices: no scan of a transition table may run more than a few times, and no step of a
+ * plan may handle more rows than a small multiple of the statement's.
  */
 const ROWS = 2_000;
 
@@ -42,11 +47,24 @@ describe('change tracking plans', () => {
     await database.drop();
   });
 
-  it('a large update after an empty one in the same session scans each transition table once', async () => {
+  async function explainTriggers(): Promise<void> {
     await client.query("LOAD 'auto_explain'");
     await client.query(`SET auto_explain.log_min_duration = 0;
       SET auto_explain.log_nested_statements = on; SET auto_explain.log_analyze = on;
       SET auto_explain.log_level = notice; SET client_min_messages = notice`);
+  }
+
+  /** The rows each step of the plans handled, over all its loops. */
+  function rowsPerStep(): number[] {
+    return notices
+      .flatMap((plan) => plan.split('\n'))
+      .map((line) => /actual time=\S+ rows=(\d+) loops=(\d+)/.exec(line))
+      .filter((match) => match !== null)
+      .map(([, rows, loops]) => Number(rows) * Number(loops));
+  }
+
+  it('a large update after an empty one in the same session scans each transition table once', async () => {
+    await explainTriggers();
 
     // The first run of the UPDATE branch in this session, on empty transition tables.
     await client.query('UPDATE contacts SET name = name WHERE false');
@@ -67,5 +85,28 @@ describe('change tracking plans', () => {
       `SELECT count(DISTINCT txid)::text AS moved FROM company_changes WHERE workspace_id = 'ws_plans'`,
     );
     expect(rows[0].moved).toBe('1');
+  });
+
+  it('adding contacts to thousands of companies at once counts each company on its own', async () => {
+    await explainTriggers();
+    notices.length = 0;
+    // Two more contacts for each company of the workspace (three each, under the bound of 10).
+    const inserted = 2 * ROWS;
+    await client.query(`
+      INSERT INTO contacts (id, workspace_id, company_id, name, job_title, seniority)
+      SELECT 'ct_' || id || '_' || k, workspace_id, id, 'Someone else', 'CFO', 'c_level'
+      FROM companies, generate_series(1, 2) k WHERE workspace_id = 'ws_plans'`);
+
+    const steps = rowsPerStep();
+    expect(steps.length).toBeGreaterThan(0);
+    // The workspace-wide join handled 6 million rows here (every new contact with every contact).
+    expect(Math.max(...steps)).toBeLessThanOrEqual(10 * inserted);
+    // And the bound still holds, counted per company: an 11th contact of one company is refused.
+    await expect(
+      client.query(`
+        INSERT INTO contacts (id, workspace_id, company_id, name, job_title, seniority)
+        SELECT 'ct_extra_' || k, 'ws_plans', 'co_1', 'One too many', 'CFO', 'c_level'
+        FROM generate_series(1, 8) k`),
+    ).rejects.toMatchObject({ code: '23514', constraint: 'contacts_per_company' });
   });
 });
