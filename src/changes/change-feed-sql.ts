@@ -1,4 +1,5 @@
-import { isoDateTime, type ItemSelect } from '../items/list-page-sql';
+import { itemJsonSql, type ItemSelect } from '../items/item-sql';
+import { isoDateTime } from '../items/list-page-sql';
 
 export type Feed = 'companies' | 'leads';
 
@@ -40,6 +41,21 @@ export const SAFE_BOUND_CTES = `snapshot AS MATERIALIZED (
   END AS xmin
 )`;
 
+/**
+ * The CTE `page` (after SAFE_BOUND_CTES): the changes after the position ($2 txid, $3 id) and below
+ * the safe bound, in the feed's order, at most $4, of workspace $1. The feed's pages and webhook
+ * dispatch read the same way.
+ */
+export function feedPageCte(changeTable: string): string {
+  return `page AS MATERIALIZED (
+  SELECT id, txid, changed_at, deleted FROM ${changeTable}
+  WHERE workspace_id = $1 AND (txid, id) > ($2::xid8, $3::text)
+    AND txid < (SELECT xmin FROM bound)
+  ORDER BY txid, id
+  LIMIT $4
+)`;
+}
+
 export interface ChangeFeedSql extends ItemSelect {
   feed: Feed;
   /** The table of positions kept by the triggers (migration 20261124000000_change_feeds). */
@@ -76,22 +92,10 @@ export interface ChangeFeedSql extends ItemSelect {
  * limit, $5 the pass's start (xid8 as text; null without a cursor: this snapshot's xmin). The
  * body's `data` is returned as JSON text; the service adds the signed cursor.
  */
-export function changeFeedSql({
-  table,
-  item,
-  joins = '',
-  feed,
-  changeTable,
-  key,
-}: ChangeFeedSql): string {
+export function changeFeedSql(changes: ChangeFeedSql): string {
+  const { feed, changeTable, key } = changes;
   const changedAt = isoDateTime('page.changed_at');
-  return `WITH ${SAFE_BOUND_CTES}, page AS MATERIALIZED (
-  SELECT id, txid, changed_at, deleted FROM ${changeTable}
-  WHERE workspace_id = $1 AND (txid, id) > ($2::xid8, $3::text)
-    AND txid < (SELECT xmin FROM bound)
-  ORDER BY txid, id
-  LIMIT $4
-), entries AS MATERIALIZED (
+  return `WITH ${SAFE_BOUND_CTES}, ${feedPageCte(changeTable)}, entries AS MATERIALIZED (
   -- Each change as JSON text, written once (materialized: its size is read twice below). An
   -- upsert whose item this snapshot does not hold is a deletion: a transaction that read the
   -- item just before another deleted it can record it live after that deletion (a company
@@ -106,9 +110,7 @@ export function changeFeedSql({
   FROM page
   -- OFFSET 0: kept a subquery, so that the item is written once, not once per use of it.
   LEFT JOIN LATERAL (
-    SELECT (SELECT row_to_json(item) FROM ${table} row ${joins}
-        CROSS JOIN LATERAL (SELECT ${item}) item
-        WHERE row.workspace_id = $1 AND row.id = page.id) AS item
+    SELECT ${itemJsonSql(changes, 'page.id')} AS item
     WHERE NOT page.deleted
     OFFSET 0
   ) state ON true

@@ -1,7 +1,7 @@
 import { changeFeedSql } from '../changes/change-feed-sql';
-import { itemSql } from '../items/item-sql';
+import { itemSql, type ItemSelect } from '../items/item-sql';
 import { selectList } from '../items/fields';
-import { listPageSql, type ItemSelect } from '../items/list-page-sql';
+import { listPageSql } from '../items/list-page-sql';
 import { COMPANY_FIELDS, CONTACT_FIELDS } from './company.fields';
 
 /** One company as the API shows it, contacts included: lists, feed and single reads alike. */

@@ -1,3 +1,5 @@
+import { itemJsonSql, type ItemSelect } from './item-sql';
+
 /**
  * The SQL of both lists: one statement per request that returns the whole response body, total
  * and page, as JSON text written by PostgreSQL.
@@ -19,16 +21,6 @@
  * always bound, never spliced into the text. The benchmark's bare server and pgbench run this same
  * text.
  */
-/** How one item of a table is written as JSON: lists, change feeds and single reads share it. */
-export interface ItemSelect {
-  /** The item's table, e.g. companies. */
-  table: string;
-  /** SELECT list of one item, fields in the contract's order, over its row aliased `row`. */
-  item: string;
-  /** Joins the item needs beyond the row, e.g. a lead's company. */
-  joins?: string;
-}
-
 export interface ListPageSql extends ItemSelect {
   /** The timestamp column `since` filters on, counted per day in `countTable`. */
   sinceColumn: string;
@@ -36,14 +28,8 @@ export interface ListPageSql extends ItemSelect {
   countColumn: string;
 }
 
-export function listPageSql({
-  table,
-  sinceColumn,
-  countTable,
-  countColumn,
-  item,
-  joins = '',
-}: ListPageSql): string {
+export function listPageSql(list: ListPageSql): string {
+  const { table, sinceColumn, countTable, countColumn } = list;
   const matching = `workspace_id = $1 AND ($2::timestamptz IS NULL OR ${sinceColumn} >= $2)`;
   // Skipping $4 rows from the top costs as much as skipping total - $4 - $3 from the bottom
   // costs the other way: a page in the lower half is read backwards from the end of the index.
@@ -78,13 +64,7 @@ SELECT row_to_json(envelope)::text AS body FROM (
     $3::integer AS "limit",
     $4::bigint AS "offset",
     coalesce(
-      -- Each row by its id, in a subquery the planner cannot turn into a join: as a join, with
-      -- a table of a few tens of thousands of rows, it hashed the whole table for a page of 200
-      -- (measured: 36 ms instead of 1; test/query-plans.e2e-spec.ts pins it).
-      (SELECT array_to_json(array_agg(
-          (SELECT row_to_json(item) FROM ${table} row ${joins}
-            CROSS JOIN LATERAL (SELECT ${item}) item
-            WHERE row.id = page.id)
+      (SELECT array_to_json(array_agg(${itemJsonSql(list, 'page.id')}
           ORDER BY page.intent_score DESC, page.id))
         FROM page),
       '[]'

@@ -1,7 +1,7 @@
 import { changeFeedSql } from '../changes/change-feed-sql';
-import { itemSql } from '../items/item-sql';
+import { itemSql, type ItemSelect } from '../items/item-sql';
 import { selectList } from '../items/fields';
-import { listPageSql, type ItemSelect } from '../items/list-page-sql';
+import { listPageSql } from '../items/list-page-sql';
 import { LEAD_FIELDS } from './lead.fields';
 
 /** One lead as the API shows it, with its company's current name. */

@@ -33,13 +33,9 @@ SELECT row_to_json(envelope)::text AS body FROM (
     $3::integer AS "limit",
     $4::bigint AS "offset",
     coalesce(
-      -- Each row by its id, in a subquery the planner cannot turn into a join: as a join, with
-      -- a table of a few tens of thousands of rows, it hashed the whole table for a page of 200
-      -- (measured: 36 ms instead of 1; test/query-plans.e2e-spec.ts pins it).
-      (SELECT array_to_json(array_agg(
-          (SELECT row_to_json(item) FROM leads row JOIN companies company ON company.id = row.company_id AND company.workspace_id = row.workspace_id
-            CROSS JOIN LATERAL (SELECT row.id AS "id", row.company_id AS "companyId", company.name AS "companyName", row.contact_name AS "contactName", row.contact_title AS "contactTitle", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.signal AS "signal", row.recommended_action AS "recommendedAction", row.status AS "status", to_char(row.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", row.contact_email AS "contactEmail", row.assigned_to_id AS "assignedToId") item
-            WHERE row.id = page.id)
+      (SELECT array_to_json(array_agg((SELECT row_to_json(item) FROM leads row JOIN companies company ON company.id = row.company_id AND company.workspace_id = row.workspace_id
+    CROSS JOIN LATERAL (SELECT row.id AS "id", row.company_id AS "companyId", company.name AS "companyName", row.contact_name AS "contactName", row.contact_title AS "contactTitle", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.signal AS "signal", row.recommended_action AS "recommendedAction", row.status AS "status", to_char(row.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", row.contact_email AS "contactEmail", row.assigned_to_id AS "assignedToId") item
+    WHERE row.workspace_id = $1 AND row.id = page.id)
           ORDER BY page.intent_score DESC, page.id))
         FROM page),
       '[]'
@@ -53,10 +49,10 @@ FROM sized;
 
 -- LEAD_SQL (src/leads/leads.sql.ts)
 -- GET /v1/leads/{id}. $1 workspace, $2 id.
-SELECT row_to_json(item)::text AS body
-FROM leads row JOIN companies company ON company.id = row.company_id AND company.workspace_id = row.workspace_id
-CROSS JOIN LATERAL (SELECT row.id AS "id", row.company_id AS "companyId", company.name AS "companyName", row.contact_name AS "contactName", row.contact_title AS "contactTitle", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.signal AS "signal", row.recommended_action AS "recommendedAction", row.status AS "status", to_char(row.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", row.contact_email AS "contactEmail", row.assigned_to_id AS "assignedToId") item
-WHERE row.workspace_id = $1 AND row.id = $2;
+SELECT body FROM (SELECT (SELECT row_to_json(item) FROM leads row JOIN companies company ON company.id = row.company_id AND company.workspace_id = row.workspace_id
+    CROSS JOIN LATERAL (SELECT row.id AS "id", row.company_id AS "companyId", company.name AS "companyName", row.contact_name AS "contactName", row.contact_title AS "contactTitle", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.signal AS "signal", row.recommended_action AS "recommendedAction", row.status AS "status", to_char(row.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", row.contact_email AS "contactEmail", row.assigned_to_id AS "assignedToId") item
+    WHERE row.workspace_id = $1 AND row.id = $2)::text AS body) found
+WHERE body IS NOT NULL;
 
 -- LEAD_CHANGES_SQL (src/leads/leads.sql.ts)
 -- GET /v1/leads/changes, sized (items/body-budget.ts). $1 workspace, $2 txid, $3 id, $4 limit, $5 pass, $6 the largest data returned (bytes; null: any).
@@ -106,8 +102,8 @@ WITH snapshot AS MATERIALIZED (
   -- OFFSET 0: kept a subquery, so that the item is written once, not once per use of it.
   LEFT JOIN LATERAL (
     SELECT (SELECT row_to_json(item) FROM leads row JOIN companies company ON company.id = row.company_id AND company.workspace_id = row.workspace_id
-        CROSS JOIN LATERAL (SELECT row.id AS "id", row.company_id AS "companyId", company.name AS "companyName", row.contact_name AS "contactName", row.contact_title AS "contactTitle", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.signal AS "signal", row.recommended_action AS "recommendedAction", row.status AS "status", to_char(row.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", row.contact_email AS "contactEmail", row.assigned_to_id AS "assignedToId") item
-        WHERE row.workspace_id = $1 AND row.id = page.id) AS item
+    CROSS JOIN LATERAL (SELECT row.id AS "id", row.company_id AS "companyId", company.name AS "companyName", row.contact_name AS "contactName", row.contact_title AS "contactTitle", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.signal AS "signal", row.recommended_action AS "recommendedAction", row.status AS "status", to_char(row.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", row.contact_email AS "contactEmail", row.assigned_to_id AS "assignedToId") item
+    WHERE row.workspace_id = $1 AND row.id = page.id) AS item
     WHERE NOT page.deleted
     OFFSET 0
   ) state ON true

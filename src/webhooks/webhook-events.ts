@@ -1,4 +1,4 @@
-import type { ItemSelect } from '../items/list-page-sql';
+import type { ItemSelect } from '../items/item-sql';
 import { COMPANY_ITEM } from '../companies/companies.sql';
 import { LEAD_ITEM } from '../leads/leads.sql';
 

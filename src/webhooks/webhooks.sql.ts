@@ -1,4 +1,5 @@
-import { SAFE_BOUND_CTES } from '../changes/change-feed-sql';
+import { feedPageCte, SAFE_BOUND_CTES } from '../changes/change-feed-sql';
+import { itemJsonSql } from '../items/item-sql';
 import type { WebhookFeed } from './webhook-events';
 
 /*
@@ -82,18 +83,10 @@ FOR UPDATE SKIP LOCKED`;
  * order, each with the item's JSON as the API returns it now (null for a deletion): the feed
  * statement's reading, without the cursor's bookkeeping. $1 workspace, $2 txid, $3 id, $4 limit.
  */
-export function feedChangesSql({ changeTable, table, item, joins = '' }: WebhookFeed): string {
-  return `WITH ${SAFE_BOUND_CTES}, page AS MATERIALIZED (
-  SELECT id, txid, deleted FROM ${changeTable}
-  WHERE workspace_id = $1 AND (txid, id) > ($2::xid8, $3::text)
-    AND txid < (SELECT xmin FROM bound)
-  ORDER BY txid, id
-  LIMIT $4
-)
+export function feedChangesSql(feed: WebhookFeed): string {
+  return `WITH ${SAFE_BOUND_CTES}, ${feedPageCte(feed.changeTable)}
 SELECT page.id, page.txid::text AS txid,
-  CASE WHEN NOT page.deleted THEN (SELECT row_to_json(item)::text FROM ${table} row ${joins}
-    CROSS JOIN LATERAL (SELECT ${item}) item
-    WHERE row.workspace_id = $1 AND row.id = page.id) END AS item
+  CASE WHEN NOT page.deleted THEN ${itemJsonSql(feed, 'page.id')}::text END AS item
 FROM page
 ORDER BY page.txid, page.id`;
 }
