@@ -19,13 +19,17 @@ RUN npm run build
 # packages, peers of nest-commander). Nothing at run time needs the CLI: the migrations run with
 # src/database/migrator.ts. No install script runs (--ignore-scripts): the client is generated in
 # the build stage. Of the Prisma query compilers (65 MB, one per database and build), only the one
-# the generated client loads stays: PostgreSQL's, the default "fast" build.
+# the generated client loads stays: PostgreSQL's, the default "fast" build. Also left out, 15 MB
+# that nothing loads: nest-commander's Fig completion (@fig/complete-commander and the prettier it
+# formats with, 11.5 MB), required only by a CLI that enables `fig` completion, which the admin
+# tool does not; and type declarations (@types, dependencies of @types/pg).
 FROM node:24-bookworm-slim AS production-dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --omit=optional --omit=peer --ignore-scripts --no-audit --no-fund \
   && find node_modules/@prisma/client/runtime -name 'query_compiler_*' \
-    ! -name 'query_compiler_fast_bg.postgresql.*' -delete
+    ! -name 'query_compiler_fast_bg.postgresql.*' -delete \
+  && rm -rf node_modules/nest-commander/node_modules/@fig node_modules/prettier node_modules/@types
 
 # Run: production dependencies, the build and the migrations only, as the unprivileged `node` user.
 FROM node:24-bookworm-slim AS runtime
