@@ -1,9 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { findFreePort } from '../src/dev/free-port';
+import { type BuiltProcess, spawnBuilt } from './support/built-process';
 import { createTestDatabase, type TestDatabase, waitForLockWaiter } from './support/database';
 
 /*
@@ -11,7 +10,6 @@ import { createTestDatabase, type TestDatabase, waitForLockWaiter } from './supp
  * process), stopped with SIGTERM at each moment of its life: waiting for the migration lock,
  * starting, serving. Every stop ends in exit 0 within the server's drain grace period.
  */
-const ENTRYPOINT = join(__dirname, '..', 'dist', 'server', 'entrypoint.js');
 const MIGRATIONS = readdirSync(join(__dirname, '..', 'prisma', 'migrations'), {
   withFileTypes: true,
 }).filter((entry) => entry.isDirectory()).length;
@@ -20,11 +18,8 @@ const MIGRATE_LOCK_KEY = 72707369;
 // graceful-shutdown.ts: in-flight requests get 10 s; a stop must not take longer than that.
 const GRACE_MS = 10_000;
 
-interface Started {
-  process: ChildProcess;
+interface Started extends BuiltProcess {
   port: number;
-  output: string[];
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -39,34 +34,22 @@ async function database(options: { migrated: boolean }): Promise<TestDatabase> {
 }
 
 async function startEntrypoint(db: TestDatabase): Promise<Started> {
-  if (!existsSync(ENTRYPOINT)) throw new Error(`${ENTRYPOINT} is missing: run \`npm run build\`.`);
   const port = await findFreePort();
-  const child = spawn(process.execPath, [ENTRYPOINT], {
-    cwd: tmpdir(),
+  const started = spawnBuilt('server/entrypoint.js', {
+    databaseUrl: db.url,
     env: {
-      PATH: process.env.PATH,
-      NODE_ENV: 'production',
-      DATABASE_URL: db.url,
       // Through PgBouncer (.ci/pgbouncer-suite), the migrations take the direct URL.
       DATABASE_MIGRATION_URL: db.directUrl,
-      DATABASE_POOLER: process.env.DATABASE_POOLER,
-      API_KEY_SECRET: process.env.API_KEY_SECRET,
       PORT: String(port),
       LOG_LEVEL: 'info',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const child = started.process;
   cleanups.push(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     return Promise.resolve();
   });
-  const output: string[] = [];
-  child.stdout.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  return { process: child, port, output, exited };
+  return { ...started, port };
 }
 
 /** SIGTERM, then how the process ended, or 'still running' past the grace period. */

@@ -1,9 +1,6 @@
 import { PrismaPg } from '@prisma/adapter-pg';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { COMPANY_FIELDS, MAX_CONTACTS_PER_COMPANY } from '../src/companies/company.fields';
 import { POOL_SIZE } from '../src/database/pool-config';
 import { findFreePort } from '../src/dev/free-port';
@@ -15,6 +12,7 @@ import {
   LARGE_BODIES_HEAP_BYTES,
 } from '../src/items/body-budget';
 import { largestResponses } from '../src/items/largest-responses';
+import { spawnBuilt } from './support/built-process';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { loadLargestCompanies } from './support/largest-items';
 import { createTenant } from './support/http';
@@ -26,7 +24,6 @@ import { createTenant } from './support/http';
  * answer must be a complete 200 (a 503 is load shed by design, and retried after its Retry-After,
  * as the client does), and the server must be the same process at the end.
  */
-const MAIN = join(__dirname, '..', 'dist', 'main.js');
 // The heap flags of `npm run start:prod` (package.json), and GC traces to read the heap.
 const NODE_FLAGS = ['--max-old-space-size=128', '--v8-pool-size=1', '--trace-gc'];
 const CLIENTS = 24;
@@ -44,7 +41,7 @@ let database: TestDatabase;
 let prisma: PrismaClient;
 let server: ChildProcess | undefined;
 const agents: Agent[] = [];
-const output: string[] = [];
+let output: string[] = [];
 
 afterAll(async () => {
   if (server && server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
@@ -106,32 +103,22 @@ function largestHeapAfterMarkCompact(): number {
 }
 
 it(`${CLIENTS} clients read the largest page ${ROUNDS} times at once: complete 200s, same process`, async () => {
-  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first.`);
   database = await createTestDatabase();
   prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: database.url }) });
   const { workspace, key } = await createTenant(prisma);
   await loadLargestCompanies(database.url, workspace.id, MAX_LIMIT);
 
   const port = await findFreePort();
-  server = spawn(process.execPath, [...NODE_FLAGS, MAIN], {
-    cwd: tmpdir(),
-    env: {
-      PATH: process.env.PATH,
-      NODE_ENV: 'production',
-      DATABASE_URL: database.url,
-      DATABASE_POOLER: process.env.DATABASE_POOLER,
-      API_KEY_SECRET: process.env.API_KEY_SECRET,
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_PER_MINUTE: '1000000',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const running = spawnBuilt('main.js', {
+    databaseUrl: database.url,
+    nodeFlags: NODE_FLAGS,
+    env: { PORT: String(port), LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000' },
   });
+  server = running.process;
+  output = running.output;
   const pid = server.pid;
-  server.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  server.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-  server.once('exit', (code, signal) => (exit = { code, signal }));
+  void running.exited.then((exited) => (exit = exited));
 
   const probe = new Agent({ keepAlive: true });
   agents.push(probe);

@@ -1,14 +1,12 @@
 import { PrismaPg } from '@prisma/adapter-pg';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client } from 'pg';
 import { findFreePort } from '../src/dev/free-port';
 import { PrismaClient } from '../src/generated/prisma/client';
-import { createTestDatabase, type TestDatabase } from './support/database';
+import { spawnBuilt } from './support/built-process';
+import { createTestDatabase, lockWaiterCount, type TestDatabase } from './support/database';
 import { createCompany, createLead } from './support/factories';
 import { createTenant } from './support/http';
 
@@ -16,7 +14,6 @@ import { createTenant } from './support/http';
  * The built server (`node dist/main.js`, as the container runs it; `npm test` builds it first) on
  * a database of its own, stopped with SIGTERM in the middle of a load.
  */
-const MAIN = join(__dirname, '..', 'dist', 'main.js');
 const CLIENT_TIMEOUT_MS = 8_000;
 const EXIT_BOUND_MS = 20_000;
 // Requests kept waiting inside the server (on a table lock) when SIGTERM comes: in flight for sure.
@@ -36,7 +33,7 @@ let prisma: PrismaClient;
 let server: ChildProcess | undefined;
 let locker: Client | undefined;
 const agents: Agent[] = [];
-const output: string[] = [];
+let output: string[] = [];
 let sigtermSent = false;
 
 afterAll(async () => {
@@ -89,15 +86,7 @@ const refusesConnections = (port: number) =>
     socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
   });
 
-async function lockWaiters(client: Client): Promise<number> {
-  const { rows } = await client.query<{ waiting: number }>(
-    "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
-  );
-  return rows[0].waiting;
-}
-
 it('SIGTERM under load: requests in flight are answered, nothing else fails, exit 0', async () => {
-  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first.`);
   database = await createTestDatabase();
   prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: database.url }) });
   const { workspace, key } = await createTenant(prisma);
@@ -106,16 +95,9 @@ it('SIGTERM under load: requests in flight are answered, nothing else fails, exi
 
   const port = await findFreePort();
   const metricsPort = await findFreePort();
-  server = spawn(process.execPath, [MAIN], {
-    // Its own environment only (no .env in the temporary folder, nothing of this shell's).
-    cwd: tmpdir(),
+  const started = spawnBuilt('main.js', {
+    databaseUrl: database.url,
     env: {
-      PATH: process.env.PATH,
-      NODE_ENV: 'production',
-      DATABASE_URL: database.url,
-      // The run's pooler setting: the database URL may lead to PgBouncer.
-      DATABASE_POOLER: process.env.DATABASE_POOLER,
-      API_KEY_SECRET: process.env.API_KEY_SECRET,
       PORT: String(port),
       LOG_LEVEL: 'info',
       // The load is one key's: out of the way of the per-key limit.
@@ -124,13 +106,10 @@ it('SIGTERM under load: requests in flight are answered, nothing else fails, exi
       // open (as Prometheus keeps one).
       METRICS_PORT: String(metricsPort),
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  server.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  server.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    server?.once('exit', (code, signal) => resolve({ code, signal })),
-  );
+  server = started.process;
+  output = started.output;
+  const { exited } = started;
 
   const probe = new Agent({ keepAlive: true });
   agents.push(probe);
@@ -168,7 +147,7 @@ it('SIGTERM under load: requests in flight are answered, nothing else fails, exi
   const held = Array.from({ length: HELD }, () => get(heldAgent, port, '/v1/leads', key));
   const lockedBy = locker;
   await until('the held requests to wait on the lock', async () => {
-    return (await lockWaiters(lockedBy)) === HELD;
+    return (await lockWaiterCount(lockedBy)) === HELD;
   });
 
   sigtermSent = true;

@@ -1,12 +1,10 @@
 import { PrismaPg } from '@prisma/adapter-pg';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { PrismaClient } from '../src/generated/prisma/client';
 import { runAdminCommand } from './support/admin';
+import { type BuiltProcess, spawnBuilt } from './support/built-process';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { createCompany } from './support/factories';
 import { createTenant } from './support/http';
@@ -15,8 +13,6 @@ import { Receiver, waitFor, WEBHOOK_ENV } from './support/webhooks';
 // The built worker (`node dist/worker/main.js`, as the compose file runs it; `npm test` builds
 // it first) as a process: killed mid-delivery it loses nothing, SIGTERM drains it, and the
 // private-network escape hatch does not start in production.
-
-const MAIN = join(__dirname, '..', 'dist', 'worker', 'main.js');
 
 jest.setTimeout(180_000);
 
@@ -27,7 +23,6 @@ const receivers: Receiver[] = [];
 const workers: ChildProcess[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first.`);
   database = await createTestDatabase();
   prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: database.url }) });
   sql = new Client({ connectionString: database.url });
@@ -42,24 +37,12 @@ afterAll(async () => {
   await database?.drop();
 });
 
-interface Worker {
-  process: ChildProcess;
-  output: string[];
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function startWorker(env: Record<string, string> = {}): Worker {
-  const child = spawn(process.execPath, [MAIN], {
-    // Its own environment only (no .env in the temporary folder, nothing of this shell's).
-    cwd: tmpdir(),
+function startWorker(env: Record<string, string> = {}): BuiltProcess {
+  const worker = spawnBuilt('worker/main.js', {
+    databaseUrl: database.url,
     env: {
-      PATH: process.env.PATH,
+      // Not production: the private-network escape hatch (the receivers are on 127.0.0.1).
       NODE_ENV: 'test',
-      DATABASE_URL: database.url,
-      // Through PgBouncer (.ci/pgbouncer-suite), the worker's direct connection.
-      DATABASE_MIGRATION_URL: database.directUrl,
-      DATABASE_POOLER: process.env.DATABASE_POOLER ?? 'none',
-      API_KEY_SECRET: process.env.API_KEY_SECRET,
       ...WEBHOOK_ENV,
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
       // A killed worker's attempt is taken again after its lease, twice this.
@@ -67,16 +50,9 @@ function startWorker(env: Record<string, string> = {}): Worker {
       LOG_LEVEL: 'info',
       ...env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  workers.push(child);
-  const output: string[] = [];
-  child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  return { process: child, output, exited };
+  workers.push(worker.process);
+  return worker;
 }
 
 async function endpointFor(workspaceId: string, url: string): Promise<string> {
