@@ -243,21 +243,33 @@ describe('the CRM sync example (clients/typescript/examples/sync.ts)', () => {
         const { client } = instrumentedClient(t, baseUrl, key);
         const sync = () => runSync({ client, ...paths, limit: 25, maxWaits: MAX_WAITS });
 
-        const running = [
-          writers.loop(mine, 1, ['insertCompany', 'updateCompany', 'renameCompany']),
-          writers.loop(mine, 2, ['deleteCompany', 'recreateCompany', 'updateCompany']),
-          writers.loop(mine, 3, ['insertContact', 'updateContact', 'deleteContact', 'moveContact']),
-          writers.loop(mine, 4, ['insertLead', 'updateLead', 'deleteLead', 'recreateLead']),
-          writers.loop(mine, 5, ['longTransaction']),
-          writers.loop(theirs, 6, ['insertCompany', 'updateCompany', 'deleteCompany']),
-        ];
+        // A fixed number of writes, not a duration: unpaced, the writers made about 1,300 a second
+        // here, and a run chased them for up to 45 s (CI: past the test's timeout). With a fixed
+        // volume, the runs end once the writers do, however fast either side is on the machine.
+        const running = Promise.all([
+          writers.loop(mine, 1, 150, ['insertCompany', 'updateCompany', 'renameCompany']),
+          writers.loop(mine, 2, 150, ['deleteCompany', 'recreateCompany', 'updateCompany']),
+          writers.loop(mine, 3, 150, [
+            'insertContact',
+            'updateContact',
+            'deleteContact',
+            'moveContact',
+          ]),
+          writers.loop(mine, 4, 150, ['insertLead', 'updateLead', 'deleteLead', 'recreateLead']),
+          writers.loop(mine, 5, 15, ['longTransaction']),
+          writers.loop(theirs, 6, 150, ['insertCompany', 'updateCompany', 'deleteCompany']),
+        ]);
+        let writing = true;
+        running.then(
+          () => (writing = false),
+          () => (writing = false), // rethrown by the await below
+        );
         const runs = [];
-        const started = Date.now();
         try {
-          while (runs.length < 5 || Date.now() - started < 4_000) runs.push(await sync());
+          while (writing || runs.length < 5) runs.push(await sync());
         } finally {
           writers.stop();
-          await Promise.all(running);
+          await running;
         }
         const last = await sync();
 
@@ -467,8 +479,8 @@ class WorkspaceData {
 
 /**
  * Writers of the source, through SQL on their own connections as the customer application would
- * write: each loop draws its next write (seeded), runs it in a transaction, and goes on until
- * stopped. Concurrent loops make transactions commit out of their start order.
+ * write: each loop draws its next write (seeded), runs it in a transaction, and goes on for its
+ * number of writes (or until stopped). Concurrent loops make transactions commit out of their start order.
  */
 class Writers {
   static readonly KINDS: Kind[] = [
@@ -500,12 +512,13 @@ class Writers {
     this.stopped = true;
   }
 
-  async loop(data: WorkspaceData, seed: number, kinds: Kind[]): Promise<void> {
+  /** `writes` transactions of the given kinds, drawn in turn, a few milliseconds apart. */
+  async loop(data: WorkspaceData, seed: number, writes: number, kinds: Kind[]): Promise<void> {
     const random = mulberry32(seed);
-    while (!this.stopped) {
+    for (let i = 0; i < writes && !this.stopped; i++) {
       const kind = kinds[Math.floor(random() * kinds.length)] ?? kinds[0];
       await this.transaction(kind, (sql) => write(kind, sql, data, random));
-      await new Promise((resolve) => setTimeout(resolve, 1 + random() * 4));
+      await new Promise((resolve) => setTimeout(resolve, 5 + random() * 10));
     }
   }
 
