@@ -480,7 +480,8 @@ class WorkspaceData {
 /**
  * Writers of the source, through SQL on their own connections as the customer application would
  * write: each loop draws its next write (seeded), runs it in a transaction, and goes on for its
- * number of writes (or until stopped). Concurrent loops make transactions commit out of their start order.
+ * number of writes (or until stopped). Concurrent loops make transactions commit out of their
+ * start order.
  */
 class Writers {
   static readonly KINDS: Kind[] = [
@@ -512,7 +513,7 @@ class Writers {
     this.stopped = true;
   }
 
-  /** `writes` transactions of the given kinds, drawn in turn, a few milliseconds apart. */
+  /** `writes` transactions, each of a kind drawn from `kinds` (seeded), 5 to 15 ms apart. */
   async loop(data: WorkspaceData, seed: number, writes: number, kinds: Kind[]): Promise<void> {
     const random = mulberry32(seed);
     for (let i = 0; i < writes && !this.stopped; i++) {
