@@ -196,6 +196,33 @@ describe('webhooks', () => {
     ).toThrow();
   });
 
+  it("writes an event's item in the service's session settings, whatever the database's defaults", async () => {
+    // A database whose sessions round floats by default (extra_float_digits = 0: 15 significant
+    // digits). The API's sessions set 1 when they connect; the worker's must too, or a score
+    // would read differently in an event and in GET. A fresh worker: new connections.
+    const { rows } = await sql.query<{ name: string }>('SELECT current_database() AS name');
+    await worker.stop();
+    await sql.query(`ALTER DATABASE "${rows[0].name}" SET extra_float_digits = 0`);
+    try {
+      worker = testWorker(t.database.url, { clock: t.clock, random: () => 0 });
+      await worker.start();
+      const { workspace, key } = await createTenant(t.prisma);
+      const { receiver: r, url } = await receiver();
+      await endpoint(workspace.id, url);
+      const company = await createCompany(t.prisma, workspace.id, { intentScore: 0.1 + 0.2 });
+
+      await waitFor('the event', () => r.requests.length >= 1);
+      expect(r.events()[0].data.intentScore).toBe(0.30000000000000004);
+      const read = await getWithKey(t.app, `/v1/companies/${company.id}`, key).expect(200);
+      expect(r.events()[0].data).toEqual(read.body);
+    } finally {
+      await sql.query(`ALTER DATABASE "${rows[0].name}" RESET extra_float_digits`);
+      await worker.stop();
+      worker = testWorker(t.database.url, { clock: t.clock, random: () => 0 });
+      await worker.start();
+    }
+  });
+
   it('retries a failing receiver on the schedule, with the same webhook-id, until one success', async () => {
     const { workspace } = await createTenant(t.prisma);
     const failures = 3;

@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { Pool, type QueryResultRow } from 'pg';
 import { Environment } from '../config/environment';
-import { MAX_WAITING, poolConfig } from './pool-config';
+import { MAX_WAITING, poolConfig, sessionSettingsSource } from './pool-config';
 import { queryPool, type Queryable } from './queryable';
 import { ReadReplica, ReplicaReads } from './read-replicas';
 
@@ -30,7 +30,7 @@ export class Database implements Queryable, OnModuleInit, OnModuleDestroy {
   maxWaiting = MAX_WAITING;
 
   constructor(environment: Environment) {
-    const settings = environment.DATABASE_POOLER === 'pgbouncer' ? 'role' : 'startup';
+    const settings = sessionSettingsSource(environment.DATABASE_POOLER);
     this.pool = new Pool(poolConfig(environment.DATABASE_URL, settings));
     // A connection that dies while idle (a restart, an administrator's termination) is dropped
     // by the pool and reported here; without a listener the event would end the process.

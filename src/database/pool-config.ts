@@ -52,6 +52,23 @@ export const SESSION_SETTINGS = {
  */
 export type SessionSettingsSource = 'startup' | 'role';
 
+/** Where the settings come from for a DATABASE_POOLER value: the role behind PgBouncer. */
+export function sessionSettingsSource(pooler: string | undefined): SessionSettingsSource {
+  return pooler === 'pgbouncer' ? 'role' : 'startup';
+}
+
+/**
+ * SESSION_SETTINGS but the statement timeout, as the `options` startup parameter. The webhook
+ * worker's pool sends these too: it writes the items of its events, which must read as the API's
+ * do; its statements (pg-boss's own bookkeeping among them) are not the serving path's to time out.
+ */
+export function startupOptions(): string {
+  return Object.entries(SESSION_SETTINGS)
+    .filter(([name]) => name !== 'statement_timeout')
+    .map(([name, value]) => `-c ${name}=${value}`)
+    .join(' ');
+}
+
 /**
  * The pool's settings. The benchmark's bare server uses them too, to be configured alike; this file
  * imports nothing else, so that it does not load Nest or Prisma there.
@@ -60,7 +77,6 @@ export function poolConfig(
   connectionString: string,
   settings: SessionSettingsSource = 'startup',
 ): PoolConfig {
-  const { statement_timeout, ...options } = SESSION_SETTINGS;
   return {
     connectionString,
     max: POOL_SIZE,
@@ -68,10 +84,8 @@ export function poolConfig(
     // second or a few rather than requests that hang (the queue's bound is Database's).
     connectionTimeoutMillis: CONNECTION_WAIT_MS,
     ...(settings === 'startup' && {
-      statement_timeout: Number(statement_timeout),
-      options: Object.entries(options)
-        .map(([name, value]) => `-c ${name}=${value}`)
-        .join(' '),
+      statement_timeout: STATEMENT_TIMEOUT_MS,
+      options: startupOptions(),
     }),
   };
 }

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { pino } from 'pino';
 import { requireWebhookSecretKey, validateEnvironment } from '../config/environment';
 import { StartupError } from '../common/startup-error';
+import { sessionSettingsSource } from '../database/pool-config';
 import { WebhookWorker } from './webhook-worker';
 
 /**
@@ -16,7 +17,7 @@ async function main(): Promise<void> {
   const worker = new WebhookWorker({
     // Through PgBouncer too: pg-boss and the dispatcher hold nothing across transactions.
     databaseUrl: environment.DATABASE_URL,
-    sessionSettings: environment.DATABASE_POOLER === 'pgbouncer' ? 'role' : 'startup',
+    sessionSettings: sessionSettingsSource(environment.DATABASE_POOLER),
     secretKey: requireWebhookSecretKey(environment),
     allowPrivateNetworks: environment.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     allowHttp: environment.WEBHOOK_ALLOW_HTTP,

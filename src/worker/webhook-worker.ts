@@ -2,7 +2,7 @@ import PgBoss from 'pg-boss';
 import { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { Clock } from '../common/clock';
-import type { SessionSettingsSource } from '../database/pool-config';
+import { startupOptions, type SessionSettingsSource } from '../database/pool-config';
 import { DEFAULT_TIMEOUT_MS } from '../webhooks/delivery/send-webhook';
 import { WebhookDelivery } from '../webhooks/webhook-delivery';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher';
@@ -59,11 +59,12 @@ export class WebhookWorker {
     const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     // Statements are short; a connection per delivery loop and two for the dispatcher and pg-boss's
     // own bookkeeping. Waiting for one is not an error here (there is no client to shed).
-    // Timestamps are written and read in UTC: the session's zone, set here or by the role.
+    // The service's session settings (UTC, exact scores in the events' items), sent here or
+    // carried by the role.
     this.pool = new Pool({
       connectionString: options.databaseUrl,
       max: concurrency + 2,
-      ...(options.sessionSettings !== 'role' && { options: '-c TimeZone=UTC' }),
+      ...(options.sessionSettings !== 'role' && { options: startupOptions() }),
     });
     this.pool.on('error', (error) => options.logger.warn(`idle connection lost: ${error.message}`));
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;

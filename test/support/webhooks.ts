@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import type { Clock } from '../../src/common/clock';
+import { sessionSettingsSource } from '../../src/database/pool-config';
 import { WebhookWorker, type WebhookWorkerOptions } from '../../src/worker/webhook-worker';
 
 /** The key the tests seal secrets under (WEBHOOK_SECRET_KEY). */
@@ -110,7 +111,7 @@ export function testWorker(
   return new WebhookWorker({
     databaseUrl,
     // Through PgBouncer when the suite runs behind it (.ci/pgbouncer-suite), as the service.
-    sessionSettings: process.env.DATABASE_POOLER === 'pgbouncer' ? 'role' : 'startup',
+    sessionSettings: sessionSettingsSource(process.env.DATABASE_POOLER),
     secretKey: Buffer.from(TEST_SECRET_KEY_HEX, 'hex'),
     allowPrivateNetworks: true,
     allowHttp: true,
