@@ -1,6 +1,7 @@
 import { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { Pool } from 'pg';
+import { FairQueue } from '../src/database/fair-queue';
 import { ApiMetrics } from '../src/metrics/api-metrics';
 import { timeRequests } from '../src/metrics/request-timing';
 
@@ -18,7 +19,15 @@ const ROUTES = ['/v1/me', '/v1/companies', '/v1/companies/:id', '/health/live'];
 function run(withMetrics: boolean, pool: Pool): number {
   const server = new Server();
   server.on('request', () => undefined);
-  if (withMetrics) timeRequests(server, new ApiMetrics(pool));
+  if (withMetrics)
+    timeRequests(
+      server,
+      new ApiMetrics({
+        pool,
+        fairQueue: new FairQueue({ seats: 10, deadlineMs: 5_000, maxWaiting: 500 }),
+        requestsInFlight: () => 0,
+      }),
+    );
   const socket = new Socket();
   const start = process.cpuUsage();
   for (let i = 0; i < REQUESTS; i++) {

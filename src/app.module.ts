@@ -9,6 +9,8 @@ import { AllExceptionsFilter } from './http/all-exceptions.filter';
 import { Clock, ClockModule } from './common/clock';
 import { FailOpenThrottlerStorage } from './rate-limit/fail-open-throttler.storage';
 import { FixedWindowThrottlerStorage } from './rate-limit/fixed-window-throttler.storage';
+import { InFlightGuard } from './rate-limit/in-flight.guard';
+import { InFlightModule } from './rate-limit/in-flight.module';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard';
 import { RedisThrottlerStorage } from './rate-limit/redis-throttler.storage';
 import { StrictValidationPipe } from './http/strict-validation.pipe';
@@ -48,6 +50,7 @@ const RATE_LIMIT_WINDOW_MS = 60_000;
           : new FixedWindowThrottlerStorage(clock),
       }),
     }),
+    InFlightModule,
     AuthModule,
     MeModule,
     CompaniesModule,
@@ -57,10 +60,12 @@ const RATE_LIMIT_WINDOW_MS = 60_000;
   ],
   providers: [
     AuthFailureLimiter,
-    // Guards run in this order: the key first (so the rate limit knows whose budget to charge),
-    // then the per-key rate limit, then validation (APP_PIPE): a bad key with bad parameters is 401.
+    // Guards run in this order: the key first (so the limits know whose budget to charge), then
+    // the per-key rate limit, then the workspace's in-flight limit, then validation (APP_PIPE): a
+    // bad key with bad parameters is 401.
     { provide: APP_GUARD, useClass: ApiKeyGuard },
     { provide: APP_GUARD, useClass: RateLimitGuard },
+    { provide: APP_GUARD, useClass: InFlightGuard },
     {
       provide: APP_PIPE,
       useValue: new StrictValidationPipe({

@@ -23,7 +23,7 @@ export class CompaniesService {
 
   /** A page of the workspace's companies, hottest first, ties by id so that paging is stable. */
   list(workspaceId: string, query: ListQueryDto): Promise<JsonText<Page<CompanyDto>>> {
-    return listPage(this.database.reads, COMPANY_PAGE_SQL, workspaceId, query, {
+    return listPage(this.database.forWorkspace(workspaceId), COMPANY_PAGE_SQL, workspaceId, query, {
       budget: this.bodies,
       key: `companies:${workspaceId}`,
     });
@@ -31,7 +31,12 @@ export class CompaniesService {
 
   /** One company of the workspace; 404 when the id is not one of its companies, whether or not it exists. */
   async get(workspaceId: string, id: string): Promise<JsonText<CompanyDto>> {
-    const body = await itemById<CompanyDto>(this.database.reads, COMPANY_SQL, workspaceId, id);
+    const body = await itemById<CompanyDto>(
+      this.database.forWorkspace(workspaceId),
+      COMPANY_SQL,
+      workspaceId,
+      id,
+    );
     if (body === null) throw new NotFoundException();
     return body;
   }
@@ -42,7 +47,7 @@ export class CompaniesService {
     query: ChangesQueryDto,
   ): Promise<JsonText<ChangePage<CompanyUpsertedDto | ItemDeletedDto>>> {
     return changeFeedPage(
-      this.database.reads,
+      this.database.forWorkspace(workspaceId),
       this.cursors,
       COMPANY_CHANGES_SQL,
       'companies',

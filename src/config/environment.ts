@@ -77,6 +77,22 @@ export class Environment {
   @Min(1)
   RATE_LIMIT_PER_MINUTE = 120;
 
+  // Requests of one workspace (all its keys) in progress at once on each instance; one more is
+  // refused with 429 (src/rate-limit/in-flight.guard.ts). 20 is Stripe's concurrency limit.
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  MAX_IN_FLIGHT_PER_WORKSPACE = 20;
+
+  // The longest a statement should wait for a database connection in the fair queue; past it the
+  // backlog is shed with 503, the workspaces with the most in flight first
+  // (src/database/fair-queue.ts).
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(60_000)
+  QUEUE_DEADLINE_MS = 5_000;
+
   // How long the change feeds keep deletion records (prune-changes removes older ones); a cursor
   // that points before a removed one is answered 410.
   @Type(() => Number)

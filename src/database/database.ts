@@ -1,7 +1,8 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { Pool, type QueryResultRow } from 'pg';
 import { Environment } from '../config/environment';
-import { MAX_WAITING, poolConfig, sessionSettingsSource } from './pool-config';
+import { FairQueue } from './fair-queue';
+import { MAX_WAITING, POOL_SIZE, poolConfig, sessionSettingsSource } from './pool-config';
 import { queryPool, type Queryable } from './queryable';
 import { ReadReplica, ReplicaReads } from './read-replicas';
 
@@ -16,7 +17,19 @@ import { ReadReplica, ReplicaReads } from './read-replicas';
  * `query` runs on the primary (DATABASE_URL): what must see the latest write, such as a key
  * revoked a moment ago. `reads` runs on a read replica when DATABASE_READ_URL names some and one is
  * in use (read-replicas.ts), else on the primary: `reads` is then this object itself, at no cost.
+ *
+ * `forWorkspace` is how a workspace's request reads: `reads`, in the workspace's turn of the fair
+ * queue (fair-queue.ts), which hands out POOL_SIZE connections per read pool. Unattributed
+ * statements (`query`: the key lookup, the readiness ping) do not queue there, and the pools keep
+ * PRIORITY_CONNECTIONS beyond the queue's seats for them (pool-config.ts).
  */
+/*
+ * The fair queue's hard bound on waiting statements, whatever the deadline's estimate allows: 20
+ * workspaces at the default in-flight limit (400 statements, which drain in about 4 s at the
+ * ~100 deep pages a second measured here) fit with room; a flood of 1,000 does not queue whole.
+ */
+const MAX_QUEUED_STATEMENTS = 500;
+
 @Injectable()
 export class Database implements Queryable, OnModuleInit, OnModuleDestroy {
   private static readonly logger = new Logger('Database');
@@ -28,6 +41,9 @@ export class Database implements Queryable, OnModuleInit, OnModuleDestroy {
 
   /** How many statements may wait for a connection (pool-config.ts); a test may raise it. */
   maxWaiting = MAX_WAITING;
+
+  /** The workspaces' turns at the read pools' connections. */
+  readonly fairQueue: FairQueue;
 
   constructor(environment: Environment) {
     const settings = sessionSettingsSource(environment.DATABASE_POOLER);
@@ -46,6 +62,20 @@ export class Database implements Queryable, OnModuleInit, OnModuleDestroy {
       this.replicaReads = new ReplicaReads(this, replicas, environment.READ_REPLICA_MAX_LAG_MS);
     }
     this.reads = this.replicaReads ?? this;
+    // One seat per connection of the pools that serve reads: each replica's, or the primary's.
+    this.fairQueue = new FairQueue({
+      seats: POOL_SIZE * Math.max(1, readUrls.length),
+      deadlineMs: environment.QUEUE_DEADLINE_MS,
+      maxWaiting: MAX_QUEUED_STATEMENTS,
+    });
+  }
+
+  /** The reads of one workspace's request, in its turn (fair-queue.ts). */
+  forWorkspace(workspaceId: string): Queryable {
+    return {
+      query: <T extends QueryResultRow>(sql: string, values: unknown[]) =>
+        this.fairQueue.run(workspaceId, () => this.reads.query<T>(sql, values)),
+    };
   }
 
   /** One statement on the primary (queryable.ts). */

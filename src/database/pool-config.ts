@@ -4,26 +4,34 @@ import type { PoolConfig } from 'pg';
  * How long a request may wait for the database, and how many may wait at once (README, "When the
  * database fails"; docs/api.md, 503).
  *
- * - POOL_SIZE connections per process (node-postgres's default, stated): PostgreSQL serves a few
- *   connections per core best, and every instance of the service has its own pool.
- * - CONNECTION_WAIT_MS: the longest a statement waits for a connection, whether queued behind the
- *   busy ones or opening a new one. Under load a statement holds its connection 10 to 60 ms at the
- *   median and about 100 ms at the 99th percentile (docs/benchmarks.md, workloads (a) to (f)), and a
+ * - POOL_SIZE connections per pool for the workspaces' statements (node-postgres's default,
+ *   stated): PostgreSQL serves a few connections per core best, and every instance of the service
+ *   has its own pools. Those statements wait for one in the fair queue (fair-queue.ts, database.ts),
+ *   which hands out at most POOL_SIZE at once and bounds their wait by QUEUE_DEADLINE_MS; the pool's
+ *   own FIFO queue then holds only the unattributed statements (the key lookups, the readiness ping)
+ *   and, for a moment, a statement that the fair queue admitted while those held a connection.
+ * - CONNECTION_WAIT_MS: the longest a statement waits in a pool's queue for a connection, whether
+ *   behind the busy ones or opening a new one. A key lookup takes well under a millisecond, and a
  *   new connection opens in a few ms on a local network: a statement that still has none after a
- *   second is behind a database that is stuck or overloaded, and waiting longer (it was 5 s) only
- *   holds the client, which will retry anyway, and piles more work behind the stuck one. Shedding
- *   it with a 503 and `Retry-After` after a second keeps the answers coming.
- * - MAX_WAITING statements may wait at once; the next one is refused at once, without waiting.
- *   A full queue drains in CONNECTION_WAIT_MS when statements take up to 100 ms
- *   (POOL_SIZE × 1000 / 100 = 100 waiters): a statement queued behind more would most likely time
- *   out anyway, so it is better refused now than after a second of waiting. The queue is also what
- *   bounds memory and timers under a flood (1,000 concurrent requests once queued 990 waiters).
+ *   second is behind a database that is stuck, and waiting longer only holds the client.
+ * - MAX_WAITING statements may wait in a pool's queue at once; the next one is refused at once. Key
+ *   lookups of under a millisecond on PRIORITY_CONNECTIONS or more drain 1,000 in a fraction of
+ *   CONNECTION_WAIT_MS; the bound keeps memory and timers bounded under a flood. (It was 100 when
+ *   the pool's queue was also the list statements' one: a burst of one workspace's key lookups then
+ *   filled it, and another workspace's key lookup was refused with 503.)
  * - STATEMENT_TIMEOUT_MS: the longest a statement runs (the slowest serving statement, a deep page
  *   of a million-company workspace under load, takes about 300 ms).
  */
 export const POOL_SIZE = 10;
+/**
+ * Connections of each pool beyond POOL_SIZE: the serving statements of workspaces take at most
+ * POOL_SIZE at once (the fair queue's seats, database.ts), so these are always there for what every
+ * request needs before it is attributed to a workspace: the key lookup and its lastUsedAt write, and
+ * the readiness ping. A key check never waits behind list statements.
+ */
+export const PRIORITY_CONNECTIONS = 2;
 export const CONNECTION_WAIT_MS = 1_000;
-export const MAX_WAITING = 100;
+export const MAX_WAITING = 1_000;
 export const STATEMENT_TIMEOUT_MS = 5_000;
 
 /**
@@ -79,7 +87,7 @@ export function poolConfig(
 ): PoolConfig {
   return {
     connectionString,
-    max: POOL_SIZE,
+    max: POOL_SIZE + PRIORITY_CONNECTIONS,
     // Bounded waits, so that a database that is down, stuck or overloaded gives a 503 within a
     // second or a few rather than requests that hang (the queue's bound is Database's).
     connectionTimeoutMillis: CONNECTION_WAIT_MS,

@@ -11,7 +11,8 @@ import type { Logger } from 'pino';
 import { ROOT_LOGGER } from '../logging/app-logger';
 import { redactApiKeys } from '../logging/key-redaction';
 import { requestIdOf } from '../logging/request-log';
-import { isDatabaseUnavailable, retryAfterSeconds } from './database-errors';
+import { isDatabaseUnavailable, isPoolSaturated, retryAfterSeconds } from './database-errors';
+import { InFlightLimitException, markRefusal } from './refusals';
 import type { ErrorEnvelopeDto } from './error-envelope.dto';
 
 // Fixed texts: an error body never echoes internals, SQL, or the caller's input.
@@ -35,11 +36,16 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const status = this.statusOf(exception);
 
     if (status === HttpStatus.UNAUTHORIZED) response.setHeader('WWW-Authenticate', 'Bearer');
+    if (status === HttpStatus.TOO_MANY_REQUESTS) {
+      const inFlight = exception instanceof InFlightLimitException;
+      markRefusal(response, inFlight ? 'in_flight_limit' : 'rate_limit');
+    }
     if (status === HttpStatus.INTERNAL_SERVER_ERROR) {
       const text = exception instanceof Error ? (exception.stack ?? exception.message) : exception;
       this.log(request, 'error', typeof text === 'string' ? text : JSON.stringify(text));
     } else if (status === HttpStatus.SERVICE_UNAVAILABLE) {
       const reason = exception instanceof Error ? exception.message : '';
+      if (isPoolSaturated(exception)) markRefusal(response, 'overload');
       this.log(request, 'warn', `Database unavailable: ${reason}`);
       // When to try again: soon after a burst that saturated the pool, later after a failure.
       response.setHeader('Retry-After', String(retryAfterSeconds(exception)));
@@ -73,6 +79,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
   }
 
   private messageOf(exception: unknown, status: HttpStatus): string | string[] {
+    // Written by the service, with nothing of the caller's in it.
+    if (exception instanceof InFlightLimitException) return exception.message;
     const fixed = MESSAGES[status];
     if (fixed) return fixed;
     // Validation errors carry one message per violated constraint; other HttpExceptions theirs.

@@ -18,9 +18,11 @@ const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFO
 const DRIVER_MESSAGES =
   /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|on an expired transaction|Unable to start a transaction in the given time/i;
 const MAX_DEPTH = 6;
-// What a statement that could not get a connection in time throws: refused at once by the queue's
-// bound (Database's PoolSaturatedError), or node-postgres's timeout while waiting in the queue.
-const POOL_SATURATED_CODE = 'POOL_SATURATED';
+// What a statement that could not get a connection in time throws: shed by the fair queue
+// (OverloadedError: the backlog would not drain within its deadline, or it waited that long),
+// refused at once by a pool queue's bound (PoolSaturatedError), or node-postgres's timeout while
+// waiting in a pool's queue.
+const SHED_CODES = new Set(['OVERLOADED', 'POOL_SATURATED']);
 const POOL_WAIT_TIMEOUT = /^timeout exceeded when trying to connect$/i;
 
 /** `Retry-After` of a 503: the pool saturated (a burst, over in about a second), or the database. */
@@ -32,7 +34,7 @@ export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
   if (!error || typeof error !== 'object' || depth > MAX_DEPTH) return false;
   const { code, kind, originalCode, message, cause, name, meta } = error as Record<string, unknown>;
   if (name === 'PrismaClientInitializationError') return true;
-  if (code === POOL_SATURATED_CODE) return true;
+  if (typeof code === 'string' && SHED_CODES.has(code)) return true;
   if (typeof code === 'string' && (PRISMA_CODES.has(code) || isConnectionCode(code))) return true;
   if (typeof kind === 'string' && ADAPTER_KINDS.has(kind)) return true;
   if (typeof originalCode === 'string' && isConnectionCode(originalCode)) return true;
@@ -44,14 +46,16 @@ export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
 }
 
 /**
- * True when a statement was refused because every connection was busy and too many waited, or it
- * waited CONNECTION_WAIT_MS for one: load to shed, not a database that is down.
+ * True when a statement was refused because the service is overloaded (the fair queue shed it,
+ * every connection was busy and too many waited, or it waited CONNECTION_WAIT_MS for one): load
+ * to shed, not a database that is down.
  */
 export function isPoolSaturated(error: unknown): boolean {
   if (!error || typeof error !== 'object') return false;
   const { code, message } = error as Record<string, unknown>;
   return (
-    code === POOL_SATURATED_CODE || (typeof message === 'string' && POOL_WAIT_TIMEOUT.test(message))
+    (typeof code === 'string' && SHED_CODES.has(code)) ||
+    (typeof message === 'string' && POOL_WAIT_TIMEOUT.test(message))
   );
 }
 

@@ -23,7 +23,7 @@ export class LeadsService {
 
   /** A page of the workspace's leads, hottest first, ties by id so that paging is stable. */
   list(workspaceId: string, query: ListQueryDto): Promise<JsonText<Page<LeadDto>>> {
-    return listPage(this.database.reads, LEAD_PAGE_SQL, workspaceId, query, {
+    return listPage(this.database.forWorkspace(workspaceId), LEAD_PAGE_SQL, workspaceId, query, {
       budget: this.bodies,
       key: `leads:${workspaceId}`,
     });
@@ -31,7 +31,12 @@ export class LeadsService {
 
   /** One lead of the workspace; 404 when the id is not one of its leads, whether or not it exists. */
   async get(workspaceId: string, id: string): Promise<JsonText<LeadDto>> {
-    const body = await itemById<LeadDto>(this.database.reads, LEAD_SQL, workspaceId, id);
+    const body = await itemById<LeadDto>(
+      this.database.forWorkspace(workspaceId),
+      LEAD_SQL,
+      workspaceId,
+      id,
+    );
     if (body === null) throw new NotFoundException();
     return body;
   }
@@ -42,7 +47,7 @@ export class LeadsService {
     query: ChangesQueryDto,
   ): Promise<JsonText<ChangePage<LeadUpsertedDto | ItemDeletedDto>>> {
     return changeFeedPage(
-      this.database.reads,
+      this.database.forWorkspace(workspaceId),
       this.cursors,
       LEAD_CHANGES_SQL,
       'leads',

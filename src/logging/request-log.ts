@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
+import { refusalOf } from '../http/refusals';
 
 /**
  * The request log: one JSON line per request once its response is over (method, path as received,
@@ -27,6 +28,8 @@ export function requestLog(logger: Logger): RequestHandler {
         durationMs: Date.now() - startedAt,
         // The key's workspace, once the guard knows it.
         workspaceId: request.auth?.workspace.id,
+        // Which limit refused it, when one did: in_flight_limit, rate_limit or overload.
+        refusedBy: refusalOf(response),
       };
       if (response.statusCode >= 500) logger.error(line, 'request errored');
       else logger.info(line, 'request completed');

@@ -1,10 +1,12 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { Pool } from 'pg';
+import { FairQueue } from '../database/fair-queue';
 import {
   RETRY_AFTER_SATURATED_SECONDS,
   RETRY_AFTER_UNAVAILABLE_SECONDS,
 } from '../http/database-errors';
+import { markRefusal } from '../http/refusals';
 import { ApiMetrics, METRIC_PREFIX, routeOf, UNMATCHED_ROUTE } from './api-metrics';
 
 /** A request as Express leaves it once routed (`route`), and its response with a status. */
@@ -37,6 +39,11 @@ describe('ApiMetrics', () => {
   // Never connected: the gauges only read its counts.
   const pool = new Pool();
   afterAll(() => pool.end());
+  const sources = () => ({
+    pool,
+    fairQueue: new FairQueue({ seats: 2, deadlineMs: 1_000, maxWaiting: 10 }),
+    requestsInFlight: () => 7,
+  });
 
   async function valueOf(metrics: ApiMetrics, name: string): Promise<number> {
     const metric = await metrics.registry.getSingleMetric(`${METRIC_PREFIX}${name}`)?.get();
@@ -44,7 +51,7 @@ describe('ApiMetrics', () => {
   }
 
   it('counts as shed only the 503s that say to retry after the pool saturation delay', async () => {
-    const metrics = new ApiMetrics(pool);
+    const metrics = new ApiMetrics(sources());
     const shed = { 'Retry-After': String(RETRY_AFTER_SATURATED_SECONDS) };
     const down = { 'Retry-After': String(RETRY_AFTER_UNAVAILABLE_SECONDS) };
     for (const headers of [shed, down, {}]) {
@@ -55,8 +62,30 @@ describe('ApiMetrics', () => {
     expect(await valueOf(metrics, 'http_requests_total')).toBe(3);
   });
 
+  it('counts refusals by reason, with no workspace label', async () => {
+    const metrics = new ApiMetrics(sources());
+    const reasons = ['in_flight_limit', 'in_flight_limit', 'rate_limit', 'overload'] as const;
+    for (const reason of reasons) {
+      const { request, response } = exchange(reason === 'overload' ? 503 : 429, '/v1/companies');
+      markRefusal(response, reason);
+      metrics.record(request, response, 0.001);
+    }
+    const text = await metrics.registry.metrics();
+    expect(text).toContain(`${METRIC_PREFIX}refusals_total{reason="in_flight_limit"} 2\n`);
+    expect(text).toContain(`${METRIC_PREFIX}refusals_total{reason="rate_limit"} 1\n`);
+    expect(text).toContain(`${METRIC_PREFIX}refusals_total{reason="overload"} 1\n`);
+    expect(text).not.toMatch(/workspace\w*="/i);
+  });
+
+  it('reads the in-flight count and the fair queue when scraped', async () => {
+    const text = await new ApiMetrics(sources()).registry.metrics();
+    expect(text).toContain(`${METRIC_PREFIX}requests_in_flight 7\n`);
+    expect(text).toContain(`${METRIC_PREFIX}db_pool_queue_waiting 0\n`);
+    expect(text).toContain(`${METRIC_PREFIX}db_pool_queue_busy 0\n`);
+  });
+
   it('reads the pool when scraped', async () => {
-    const text = await new ApiMetrics(pool).registry.metrics();
+    const text = await new ApiMetrics(sources()).registry.metrics();
     expect(text).toContain(`${METRIC_PREFIX}db_pool_connections 0\n`);
     expect(text).toContain(`${METRIC_PREFIX}db_pool_waiting 0\n`);
   });

@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { FairQueue } from '../database/fair-queue';
 import { RETRY_AFTER_SATURATED_SECONDS } from '../http/database-errors';
+import { refusalOf } from '../http/refusals';
 
 /** Every metric's name starts with it, prom-client's default ones included. */
 export const METRIC_PREFIX = 'visitor_api_';
@@ -19,6 +21,20 @@ export const UNMATCHED_ROUTE = 'unmatched';
 export const DURATION_BUCKETS = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.06, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5,
 ];
+
+/*
+ * Seconds a statement waited for its turn in the fair queue: none when a seat was free (the usual
+ * case), up to QUEUE_DEADLINE_MS (5 s by default) under a burst.
+ */
+export const QUEUE_WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/** What the metrics read of the capacity limits, at scrape time. */
+export interface CapacitySources {
+  pool: Pool;
+  fairQueue: FairQueue;
+  /** Requests in progress, every workspace together (never one series per workspace). */
+  requestsInFlight: () => number;
+}
 
 /** What Express and the key guard add to the request by the time its response is finished. */
 type RoutedRequest = IncomingMessage & { route?: { path?: unknown }; auth?: unknown };
@@ -69,7 +85,23 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
-  constructor(pool: Pool) {
+  private readonly refusals = new Counter({
+    name: `${METRIC_PREFIX}refusals_total`,
+    help:
+      'Requests refused for capacity, by reason: in_flight_limit (429, the workspace has too many ' +
+      'in progress), rate_limit (429, per-minute budget), overload (503, the service shed load)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly queueWait = new Histogram({
+    name: `${METRIC_PREFIX}db_queue_wait_seconds`,
+    help: "Time a workspace's statement waited for its turn at a connection in the fair queue",
+    buckets: QUEUE_WAIT_BUCKETS,
+    registers: [this.registry],
+  });
+
+  constructor({ pool, fairQueue, requestsInFlight }: CapacitySources) {
     // Event-loop lag, heap, GC, CPU, memory, file descriptors, all computed at scrape time.
     collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
     // Read from the pool when scraped: no timer, nothing per request.
@@ -77,6 +109,8 @@ export class ApiMetrics {
       ['connections', 'Connections open in the pool, busy or idle', () => pool.totalCount],
       ['idle_connections', 'Connections open and idle in the pool', () => pool.idleCount],
       ['waiting', 'Statements waiting for a connection', () => pool.waitingCount],
+      ['queue_waiting', 'Statements waiting in the fair queue', () => fairQueue.waiting],
+      ['queue_busy', 'Seats of the fair queue taken by running statements', () => fairQueue.busy],
     ] as const;
     for (const [name, help, read] of gauges) {
       new Gauge({
@@ -88,6 +122,15 @@ export class ApiMetrics {
         },
       });
     }
+    new Gauge({
+      name: `${METRIC_PREFIX}requests_in_flight`,
+      help: 'Authenticated requests in progress, every workspace together',
+      registers: [this.registry],
+      collect() {
+        this.set(requestsInFlight());
+      },
+    });
+    fairQueue.observer = { waited: (ms) => this.queueWait.observe(ms / 1000) };
   }
 
   /** Counts one answered request; `seconds` is from its arrival to the end of its response. */
@@ -104,6 +147,8 @@ export class ApiMetrics {
     else if (status === 503 && response.getHeader('retry-after') === SHED_RETRY_AFTER) {
       this.loadShed.inc();
     }
+    const refusal = refusalOf(response);
+    if (refusal !== undefined) this.refusals.inc({ reason: refusal });
   }
 }
 

@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { Server } from 'node:http';
 import { Environment } from '../config/environment';
 import { Database } from '../database/database';
+import { InFlightLimiter } from '../rate-limit/in-flight-limiter';
 import { ApiMetrics } from './api-metrics';
 import { closeServer, createMetricsServer, listenForScrapes } from './metrics-server';
 import { timeRequests } from './request-timing';
@@ -19,13 +20,18 @@ export class MetricsService implements OnApplicationBootstrap, OnModuleDestroy {
   constructor(
     private readonly environment: Environment,
     private readonly database: Database,
+    private readonly inFlight: InFlightLimiter,
     private readonly adapterHost: HttpAdapterHost,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     const port = this.environment.METRICS_PORT;
     if (port === undefined) return;
-    const metrics = new ApiMetrics(this.database.pool);
+    const metrics = new ApiMetrics({
+      pool: this.database.pool,
+      fairQueue: this.database.fairQueue,
+      requestsInFlight: () => this.inFlight.requestsInFlight,
+    });
     timeRequests(this.adapterHost.httpAdapter.getHttpServer() as Server, metrics);
     this.server = createMetricsServer(metrics.registry);
     await listenForScrapes(this.server, port);

@@ -50,7 +50,9 @@ const RATE_LIMIT = (required: boolean, remaining = integer(0)): HeadersObject =>
 const RETRY_AFTER: HeadersObject = {
   'Retry-After': {
     required: true,
-    description: 'Whole seconds to wait before the next window (same value as X-RateLimit-Reset).',
+    description:
+      'Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the ' +
+      'per-minute limit refused the request, 1 when the in-flight limit did.',
     schema: integer(1),
   },
 };
@@ -59,9 +61,8 @@ const RETRY_AFTER_UNAVAILABLE: HeadersObject = {
   'Retry-After': {
     required: true,
     description:
-      'Whole seconds to wait before retrying: 1 when the service is saturated (every database ' +
-      'connection busy and too many requests waiting: a burst, over in about a second), 5 when ' +
-      'the database is unreachable, restarting or too slow.',
+      'Whole seconds to wait before retrying: 1 when the service sheds load (its backlog would ' +
+      'not be served within 5 seconds), 5 when the database is unreachable, restarting or too slow.',
     schema: integer(1),
   },
 };
@@ -178,12 +179,16 @@ export function ApiContractResponses(
     ApiResponse({
       status: 429,
       description:
-        'The rate limit is reached: 120 requests per one-minute window per key, or, for requests ' +
-        'that fail authentication, 300 per minute per client address. Wait `Retry-After` seconds.',
+        'A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, ' +
+        'for requests that fail authentication, 300 per minute per client address (message ' +
+        '`Too Many Requests`, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all ' +
+        'its keys) already has 20 requests in progress on the instance (message `Too many ' +
+        'requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`). Wait ' +
+        '`Retry-After` seconds.',
       type: ErrorEnvelopeDto,
       headers: {
         ...RETRY_AFTER,
-        ...RATE_LIMIT(true, { type: 'integer', enum: [0] }),
+        ...RATE_LIMIT(true),
         ...EVERY_RESPONSE,
       },
       example: errorExample(429, 'TOO_MANY_REQUESTS', 'Too Many Requests'),
@@ -200,10 +205,12 @@ export function ApiContractResponses(
     ApiResponse({
       status: 503,
       description:
-        'The service sheds load or the database is unavailable: no database connection within 1 ' +
-        'second (at once when 100 requests already wait for one), the database unreachable, or a ' +
-        'statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service ' +
-        'recovers by itself. The X-RateLimit headers are present when the key had been accepted.',
+        'The service sheds load or the database is unavailable: the backlog of requests waiting ' +
+        'for the database would not be served within 5 seconds (refused at once, the workspaces ' +
+        'with the most requests in progress first), no database connection within 1 second, the ' +
+        'database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, ' +
+        'with backoff: the service recovers by itself. The X-RateLimit headers are present when ' +
+        'the key had been accepted.',
       type: ErrorEnvelopeDto,
       headers: { ...RETRY_AFTER_UNAVAILABLE, ...RATE_LIMIT(false), ...EVERY_RESPONSE },
       example: errorExample(503, 'SERVICE_UNAVAILABLE', 'Service temporarily unavailable'),

@@ -574,15 +574,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The rate limit is reached: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address. Wait `Retry-After` seconds. */
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
-                    /** @description Whole seconds to wait before the next window (same value as X-RateLimit-Reset). */
+                    /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
                     "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit": number;
                     /** @description Requests left in the current window. */
-                    "X-RateLimit-Remaining": 0;
+                    "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
@@ -636,10 +636,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The service sheds load or the database is unavailable: no database connection within 1 second (at once when 100 requests already wait for one), the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            /** @description The service sheds load or the database is unavailable: the backlog of requests waiting for the database would not be served within 5 seconds (refused at once, the workspaces with the most requests in progress first), no database connection within 1 second, the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
             503: {
                 headers: {
-                    /** @description Whole seconds to wait before retrying: 1 when the service is saturated (every database connection busy and too many requests waiting: a burst, over in about a second), 5 when the database is unreachable, restarting or too slow. */
+                    /** @description Whole seconds to wait before retrying: 1 when the service sheds load (its backlog would not be served within 5 seconds), 5 when the database is unreachable, restarting or too slow. */
                     "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit"?: number;
@@ -768,15 +768,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The rate limit is reached: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address. Wait `Retry-After` seconds. */
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
-                    /** @description Whole seconds to wait before the next window (same value as X-RateLimit-Reset). */
+                    /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
                     "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit": number;
                     /** @description Requests left in the current window. */
-                    "X-RateLimit-Remaining": 0;
+                    "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
@@ -830,10 +830,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The service sheds load or the database is unavailable: no database connection within 1 second (at once when 100 requests already wait for one), the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            /** @description The service sheds load or the database is unavailable: the backlog of requests waiting for the database would not be served within 5 seconds (refused at once, the workspaces with the most requests in progress first), no database connection within 1 second, the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
             503: {
                 headers: {
-                    /** @description Whole seconds to wait before retrying: 1 when the service is saturated (every database connection busy and too many requests waiting: a burst, over in about a second), 5 when the database is unreachable, restarting or too slow. */
+                    /** @description Whole seconds to wait before retrying: 1 when the service sheds load (its backlog would not be served within 5 seconds), 5 when the database is unreachable, restarting or too slow. */
                     "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit"?: number;
@@ -990,15 +990,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The rate limit is reached: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address. Wait `Retry-After` seconds. */
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
-                    /** @description Whole seconds to wait before the next window (same value as X-RateLimit-Reset). */
+                    /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
                     "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit": number;
                     /** @description Requests left in the current window. */
-                    "X-RateLimit-Remaining": 0;
+                    "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
@@ -1052,10 +1052,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The service sheds load or the database is unavailable: no database connection within 1 second (at once when 100 requests already wait for one), the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            /** @description The service sheds load or the database is unavailable: the backlog of requests waiting for the database would not be served within 5 seconds (refused at once, the workspaces with the most requests in progress first), no database connection within 1 second, the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
             503: {
                 headers: {
-                    /** @description Whole seconds to wait before retrying: 1 when the service is saturated (every database connection busy and too many requests waiting: a burst, over in about a second), 5 when the database is unreachable, restarting or too slow. */
+                    /** @description Whole seconds to wait before retrying: 1 when the service sheds load (its backlog would not be served within 5 seconds), 5 when the database is unreachable, restarting or too slow. */
                     "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit"?: number;
@@ -1209,15 +1209,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The rate limit is reached: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address. Wait `Retry-After` seconds. */
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
-                    /** @description Whole seconds to wait before the next window (same value as X-RateLimit-Reset). */
+                    /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
                     "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit": number;
                     /** @description Requests left in the current window. */
-                    "X-RateLimit-Remaining": 0;
+                    "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
@@ -1271,10 +1271,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The service sheds load or the database is unavailable: no database connection within 1 second (at once when 100 requests already wait for one), the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            /** @description The service sheds load or the database is unavailable: the backlog of requests waiting for the database would not be served within 5 seconds (refused at once, the workspaces with the most requests in progress first), no database connection within 1 second, the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
             503: {
                 headers: {
-                    /** @description Whole seconds to wait before retrying: 1 when the service is saturated (every database connection busy and too many requests waiting: a burst, over in about a second), 5 when the database is unreachable, restarting or too slow. */
+                    /** @description Whole seconds to wait before retrying: 1 when the service sheds load (its backlog would not be served within 5 seconds), 5 when the database is unreachable, restarting or too slow. */
                     "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit"?: number;
@@ -1403,15 +1403,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The rate limit is reached: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address. Wait `Retry-After` seconds. */
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
-                    /** @description Whole seconds to wait before the next window (same value as X-RateLimit-Reset). */
+                    /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
                     "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit": number;
                     /** @description Requests left in the current window. */
-                    "X-RateLimit-Remaining": 0;
+                    "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
@@ -1465,10 +1465,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The service sheds load or the database is unavailable: no database connection within 1 second (at once when 100 requests already wait for one), the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            /** @description The service sheds load or the database is unavailable: the backlog of requests waiting for the database would not be served within 5 seconds (refused at once, the workspaces with the most requests in progress first), no database connection within 1 second, the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
             503: {
                 headers: {
-                    /** @description Whole seconds to wait before retrying: 1 when the service is saturated (every database connection busy and too many requests waiting: a burst, over in about a second), 5 when the database is unreachable, restarting or too slow. */
+                    /** @description Whole seconds to wait before retrying: 1 when the service sheds load (its backlog would not be served within 5 seconds), 5 when the database is unreachable, restarting or too slow. */
                     "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit"?: number;
@@ -1625,15 +1625,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The rate limit is reached: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address. Wait `Retry-After` seconds. */
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
-                    /** @description Whole seconds to wait before the next window (same value as X-RateLimit-Reset). */
+                    /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
                     "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit": number;
                     /** @description Requests left in the current window. */
-                    "X-RateLimit-Remaining": 0;
+                    "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
@@ -1687,10 +1687,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The service sheds load or the database is unavailable: no database connection within 1 second (at once when 100 requests already wait for one), the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            /** @description The service sheds load or the database is unavailable: the backlog of requests waiting for the database would not be served within 5 seconds (refused at once, the workspaces with the most requests in progress first), no database connection within 1 second, the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
             503: {
                 headers: {
-                    /** @description Whole seconds to wait before retrying: 1 when the service is saturated (every database connection busy and too many requests waiting: a burst, over in about a second), 5 when the database is unreachable, restarting or too slow. */
+                    /** @description Whole seconds to wait before retrying: 1 when the service sheds load (its backlog would not be served within 5 seconds), 5 when the database is unreachable, restarting or too slow. */
                     "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit"?: number;
@@ -1844,15 +1844,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The rate limit is reached: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address. Wait `Retry-After` seconds. */
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
-                    /** @description Whole seconds to wait before the next window (same value as X-RateLimit-Reset). */
+                    /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
                     "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit": number;
                     /** @description Requests left in the current window. */
-                    "X-RateLimit-Remaining": 0;
+                    "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
@@ -1906,10 +1906,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The service sheds load or the database is unavailable: no database connection within 1 second (at once when 100 requests already wait for one), the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            /** @description The service sheds load or the database is unavailable: the backlog of requests waiting for the database would not be served within 5 seconds (refused at once, the workspaces with the most requests in progress first), no database connection within 1 second, the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
             503: {
                 headers: {
-                    /** @description Whole seconds to wait before retrying: 1 when the service is saturated (every database connection busy and too many requests waiting: a burst, over in about a second), 5 when the database is unreachable, restarting or too slow. */
+                    /** @description Whole seconds to wait before retrying: 1 when the service sheds load (its backlog would not be served within 5 seconds), 5 when the database is unreachable, restarting or too slow. */
                     "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit"?: number;

@@ -1,0 +1,146 @@
+import { FairQueue, OverloadedError } from './fair-queue';
+
+/** A statement the test ends when it likes. */
+function statement() {
+  let end!: () => void;
+  const done = new Promise<void>((resolve) => (end = resolve));
+  return { done, end };
+}
+
+/** A queue on a clock the test moves, and a log of the order in which statements started. */
+function setup(options: { seats: number; deadlineMs?: number; maxWaiting?: number }) {
+  let now = 0;
+  const queue = new FairQueue({
+    seats: options.seats,
+    deadlineMs: options.deadlineMs ?? 60_000,
+    maxWaiting: options.maxWaiting ?? 1_000,
+    initialServiceMs: 10,
+    now: () => now,
+  });
+  const started: string[] = [];
+  const pending = new Map<string, () => void>();
+  const outcomes = new Map<string, 'done' | 'shed'>();
+  function submit(flow: string, name: string): Promise<void> {
+    const { done, end } = statement();
+    pending.set(name, end);
+    return queue
+      .run(flow, () => {
+        started.push(name);
+        return done;
+      })
+      .then(
+        () => void outcomes.set(name, 'done'),
+        (error: unknown) => {
+          expect(error).toBeInstanceOf(OverloadedError);
+          outcomes.set(name, 'shed');
+        },
+      );
+  }
+  /** Ends a running statement after `ms` on the clock, and lets the queue hand its seat on. */
+  async function finish(name: string, ms = 10): Promise<void> {
+    now += ms;
+    pending.get(name)!();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return { queue, started, outcomes, submit, finish, tick: (ms: number) => (now += ms) };
+}
+
+const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('FairQueue', () => {
+  it("serves a flow with one statement waiting before another flow's backlog", async () => {
+    const { started, submit, finish } = setup({ seats: 2 });
+    for (let i = 0; i < 20; i++) void submit('noisy', `noisy-${i}`);
+    void submit('quiet', 'quiet-0');
+    await flush();
+    expect(started).toEqual(['noisy-0', 'noisy-1']);
+    await finish('noisy-0');
+    // The next seat goes to the flow served least: the quiet one, not noisy-2 (one FIFO would).
+    expect(started).toEqual(['noisy-0', 'noisy-1', 'quiet-0']);
+  });
+
+  it('alternates between flows with backlogs, whatever the order they came in', async () => {
+    const { started, submit, finish } = setup({ seats: 1 });
+    for (let i = 0; i < 4; i++) void submit('a', `a-${i}`);
+    for (let i = 0; i < 4; i++) void submit('b', `b-${i}`);
+    await flush();
+    for (let i = 0; i < 7; i++) await finish(started.at(-1)!);
+    expect(started.map((name) => name[0]).join('')).toBe('abababab');
+  });
+
+  it('charges measured time: a flow of slow statements gets fewer turns than one of fast ones', async () => {
+    const { started, submit, finish } = setup({ seats: 1 });
+    for (let i = 0; i < 10; i++) void submit('slow', `slow-${i}`);
+    for (let i = 0; i < 10; i++) void submit('fast', `fast-${i}`);
+    await flush();
+    for (let turn = 0; turn < 12; turn++) {
+      const running = started.at(-1)!;
+      await finish(running, running.startsWith('slow') ? 50 : 5);
+    }
+    const slow = started.filter((name) => name.startsWith('slow')).length;
+    const fast = started.filter((name) => name.startsWith('fast')).length;
+    expect(fast).toBeGreaterThan(2 * slow);
+  });
+
+  it('sheds at once when the backlog would not drain in time, the heaviest flow first', async () => {
+    // 1 seat, 10 ms a statement, a 100 ms deadline: at most 10 may wait.
+    const { queue, outcomes, submit } = setup({ seats: 1, deadlineMs: 100 });
+    for (let i = 0; i < 11; i++) void submit('noisy', `noisy-${i}`);
+    await flush();
+    expect(queue.waiting).toBe(10);
+    // The 11th and 12th statements of the noisy flow: its own newest are refused, at once.
+    void submit('noisy', 'noisy-11');
+    await flush();
+    expect(outcomes.get('noisy-11')).toBe('shed');
+    // A quiet flow's statement is admitted; the noisy flow's newest waiter makes room for it.
+    void submit('quiet', 'quiet-0');
+    await flush();
+    expect(outcomes.get('quiet-0')).toBeUndefined();
+    expect(outcomes.get('noisy-10')).toBe('shed');
+    expect(queue.waiting).toBe(10);
+  });
+
+  it('sheds more once statements run longer than the estimate (a database that stalls)', async () => {
+    const { queue, outcomes, submit, tick } = setup({ seats: 1, deadlineMs: 100 });
+    void submit('a', 'a-0');
+    for (let i = 1; i < 6; i++) void submit('a', `a-${i}`);
+    await flush();
+    expect(queue.waiting).toBe(5);
+    // The running statement has been running 60 ms: 5 waiting take 300 ms, past the deadline.
+    tick(60);
+    void submit('b', 'b-0');
+    await flush();
+    expect([...outcomes.values()].filter((outcome) => outcome === 'shed').length).toBe(5);
+    expect(queue.waiting).toBe(1);
+  });
+
+  it('refuses a statement that waited the whole deadline', async () => {
+    jest.useFakeTimers();
+    try {
+      const queue = new FairQueue({ seats: 1, deadlineMs: 1_000, maxWaiting: 10 });
+      const blocker = statement();
+      const running = queue.run('a', () => blocker.done);
+      const waiting = queue.run('b', () => Promise.resolve('never'));
+      jest.advanceTimersByTime(1_000);
+      await expect(waiting).rejects.toBeInstanceOf(OverloadedError);
+      expect(queue.waiting).toBe(0);
+      blocker.end();
+      await running;
+      expect(queue.busy).toBe(0);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('keeps at most maxWaiting, and frees every seat when statements fail', async () => {
+    const { queue, outcomes, submit } = setup({ seats: 1, maxWaiting: 3 });
+    for (let i = 0; i < 6; i++) void submit(`flow-${i % 3}`, `s-${i}`);
+    await flush();
+    expect(queue.waiting).toBe(3);
+    expect([...outcomes.values()]).toEqual(['shed', 'shed']);
+    const failing = new FairQueue({ seats: 1, deadlineMs: 1_000, maxWaiting: 3 });
+    await expect(failing.run('a', () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(failing.busy).toBe(0);
+    await expect(failing.run('a', () => Promise.resolve(1))).resolves.toBe(1);
+  });
+});

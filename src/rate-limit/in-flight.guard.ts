@@ -1,0 +1,32 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { InFlightLimitException } from '../http/refusals';
+import { InFlightLimiter } from './in-flight-limiter';
+
+/** A refused request may try again this soon: requests of 10 to 500 ms will have ended by then. */
+export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * The in-flight limit per workspace: after the key guard (which names the workspace) and the
+ * per-minute limit, so a request refused here has been counted against its key's budget. It is
+ * refused at once, before any statement of its own, with 429 and `Retry-After: 1`; an admitted one
+ * counts until its response is over or its client has gone ('close' follows both).
+ */
+@Injectable()
+export class InFlightGuard implements CanActivate {
+  constructor(private readonly limiter: InFlightLimiter) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const http = context.switchToHttp();
+    const workspaceId = http.getRequest<Request>().auth?.workspace.id;
+    if (workspaceId === undefined) return true;
+    const response = http.getResponse<Response>();
+    const release = this.limiter.tryAcquire(workspaceId);
+    if (release === false) {
+      response.setHeader('Retry-After', String(IN_FLIGHT_RETRY_AFTER_SECONDS));
+      throw new InFlightLimitException(this.limiter.limit);
+    }
+    response.once('close', release);
+    return true;
+  }
+}

@@ -1,0 +1,181 @@
+import { Agent } from 'node:http';
+import { Database } from '../src/database/database';
+import { InFlightLimiter } from '../src/rate-limit/in-flight-limiter';
+import { createTestApp, type TestApp } from './support/app';
+import { createApiKey } from './support/factories';
+import { createTenant, ISO_UTC_MILLIS } from './support/http';
+import { listenOnLoopback, send, type RawResponse } from './support/raw-http';
+
+/*
+ * Fair share under load (docs/api.md, "In-flight limit"; docs/scaling.md): one workspace bursts far
+ * beyond its in-flight limit through several keys while another reads one page at a time. The
+ * quiet one is never refused and never waits behind the noisy one's backlog; the noisy one gets
+ * only 200 and 429 (each 429 with `Retry-After`), nothing else.
+ *
+ * What is asserted is behaviour, never a duration: the statuses, and the order in which the fair
+ * queue gave connections out. Every statement of a workspace goes through Database.fairQueue.run;
+ * the test records when each one asked for a connection and when it got one, and counts, for each
+ * statement of the quiet workspace that had to wait, how many of the noisy workspace's statements
+ * got a connection meanwhile. With fair queuing it is none: the quiet workspace, served least, gets
+ * the next free connection. With one FIFO queue it is the noisy backlog ahead of it.
+ */
+const WAVES = 3;
+const WAVE_SIZE = 150;
+const NOISY_KEYS = 5;
+const LIMIT = 20;
+
+let t: TestApp;
+let port: number;
+let noisyKeys: string[];
+let quietKey: string;
+let noisyWorkspace: string;
+const agent = new Agent({ keepAlive: true, maxSockets: WAVE_SIZE + 10 });
+
+const PAST = new Date('2026-02-20T17:30:00.000Z');
+
+async function insertCompanies(workspaceId: string, count: number): Promise<void> {
+  await t.prisma.company.createMany({
+    data: Array.from({ length: count }, (_, i) => ({
+      id: `co_${workspaceId}_${String(i).padStart(4, '0')}`,
+      workspaceId,
+      name: `Company ${i}`,
+      domain: `company-${i}.example`,
+      industry: 'Software',
+      size: '51-200',
+      country: 'France',
+      city: 'Lyon',
+      revenue: '10M-50M',
+      intentScore: 90 - (i % 90),
+      intentLevel: 'warm' as const,
+      icpScore: 60,
+      commercialScore: 55,
+      crmStatus: 'new' as const,
+      visitsCount: 3,
+      firstSeen: PAST,
+      lastSeen: PAST,
+    })),
+  });
+}
+
+beforeAll(async () => {
+  t = await createTestApp({
+    env: {
+      // Only the in-flight limit may refuse here: the per-minute budget is out of the way.
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      MAX_IN_FLIGHT_PER_WORKSPACE: String(LIMIT),
+    },
+  });
+  port = await listenOnLoopback(t.app);
+  const noisy = await createTenant(t.prisma);
+  noisyWorkspace = noisy.workspace.id;
+  noisyKeys = [noisy.key];
+  for (let i = 1; i < NOISY_KEYS; i++) {
+    noisyKeys.push((await createApiKey(t.prisma, noisy.workspace.id)).key);
+  }
+  await insertCompanies(noisy.workspace.id, 400);
+  const quiet = await createTenant(t.prisma);
+  quietKey = quiet.key;
+  await insertCompanies(quiet.workspace.id, 100);
+}, 60_000);
+
+afterAll(async () => {
+  agent.destroy();
+  await t?.close();
+});
+
+const get = (path: string, key: string) =>
+  send(port, path, { agent, headers: { Authorization: `Bearer ${key}` } });
+
+/** What the fair queue did, in order: a statement asking for a connection, then getting one. */
+interface QueueEvent {
+  workspace: string;
+  statement: number;
+  kind: 'asked' | 'got';
+}
+
+it('uses the contract default of 20 requests in progress per workspace', () => {
+  const defaults = new InFlightLimiter({ MAX_IN_FLIGHT_PER_WORKSPACE: 20 } as never);
+  expect(defaults.limit).toBe(20);
+  expect(t.app.get(InFlightLimiter).limit).toBe(LIMIT);
+});
+
+it("never refuses nor queues the quiet workspace behind the noisy one's burst", async () => {
+  const database = t.app.get(Database);
+  const run = database.fairQueue.run.bind(database.fairQueue);
+  const events: QueueEvent[] = [];
+  let statements = 0;
+  let noisyInQueue = 0;
+  let mostNoisyInQueue = 0;
+  jest.spyOn(database.fairQueue, 'run').mockImplementation((workspace, task) => {
+    const statement = ++statements;
+    const noisy = workspace === noisyWorkspace;
+    if (noisy) mostNoisyInQueue = Math.max(mostNoisyInQueue, ++noisyInQueue);
+    events.push({ workspace, statement, kind: 'asked' });
+    return run(workspace, () => {
+      events.push({ workspace, statement, kind: 'got' });
+      return task();
+    }).finally(() => {
+      if (noisy) noisyInQueue--;
+    });
+  });
+
+  const noisyResponses: RawResponse[] = [];
+  const quietResponses: RawResponse[] = [];
+  let bursting = true;
+  const quietReader = (async () => {
+    while (bursting || quietResponses.length < 5) {
+      quietResponses.push(await get('/v1/companies?limit=50', quietKey));
+    }
+  })();
+  for (let wave = 0; wave < WAVES; wave++) {
+    const burst = Array.from({ length: WAVE_SIZE }, (_, i) =>
+      get('/v1/companies?limit=200', noisyKeys[i % NOISY_KEYS]),
+    );
+    noisyResponses.push(...(await Promise.all(burst)));
+  }
+  bursting = false;
+  await quietReader;
+  jest.restoreAllMocks();
+
+  // The quiet workspace: every read served.
+  expect(quietResponses.map((response) => response.status)).toEqual(quietResponses.map(() => 200));
+  // The noisy one: 200 or 429, nothing else; each 429 the in-flight limit's, with Retry-After.
+  const statuses = new Set(noisyResponses.map((response) => response.status));
+  expect([...statuses].sort()).toEqual([200, 429]);
+  for (const response of noisyResponses.filter(({ status }) => status === 429)) {
+    expect(response.headers['retry-after']).toBe('1');
+    expect(JSON.parse(response.text)).toStrictEqual({
+      statusCode: 429,
+      message: `Too many requests in progress for this workspace: at most ${LIMIT} at a time`,
+      error: 'TOO_MANY_REQUESTS',
+      path: '/v1/companies?limit=200',
+      timestamp: expect.stringMatching(ISO_UTC_MILLIS),
+    });
+  }
+  // Never more of its statements at the database's door than its limit.
+  expect(mostNoisyInQueue).toBeLessThanOrEqual(LIMIT);
+
+  // Each statement of the quiet workspace that waited got the next connection given out.
+  const overtaken: number[] = [];
+  let waited = 0;
+  for (const asked of events.filter((e) => e.workspace !== noisyWorkspace && e.kind === 'asked')) {
+    const from = events.indexOf(asked);
+    const got = events.findIndex((e, i) => i > from && e.statement === asked.statement);
+    const between = events.slice(from + 1, got);
+    if (between.length > 0) waited++;
+    overtaken.push(
+      between.filter((e) => e.workspace === noisyWorkspace && e.kind === 'got').length,
+    );
+  }
+  expect(overtaken.length).toBeGreaterThanOrEqual(quietResponses.length);
+  // Some of them did wait (the burst held every connection), and none was overtaken.
+  expect(waited).toBeGreaterThan(0);
+  expect(Math.max(...overtaken)).toBe(0);
+}, 120_000);
+
+it('frees the in-flight count of every request once it is over', async () => {
+  const limiter = t.app.get(InFlightLimiter);
+  expect(limiter.requestsInFlight).toBe(0);
+  expect((await get('/v1/companies?limit=1', noisyKeys[0])).status).toBe(200);
+  expect(limiter.requestsInFlight).toBe(0);
+});
