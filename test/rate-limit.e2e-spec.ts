@@ -56,7 +56,8 @@ describe('per-key rate limit (default: 120 per minute)', () => {
   let url: string;
 
   beforeAll(async () => {
-    t = await createTestApp();
+    // The in-flight limit (20 per workspace) out of the way: this is the per-minute limit's test.
+    t = await createTestApp({ env: { MAX_IN_FLIGHT_PER_WORKSPACE: '1000' } });
     url = await listening(t);
   });
 

@@ -28,7 +28,7 @@ import { ReadReplica, ReplicaReads } from './read-replicas';
  * workspaces at the default in-flight limit (400 statements, which drain in about 4 s at the
  * ~100 deep pages a second measured here) fit with room; a flood of 1,000 does not queue whole.
  */
-const MAX_QUEUED_STATEMENTS = 500;
+export const MAX_QUEUED_STATEMENTS = 500;
 
 @Injectable()
 export class Database implements Queryable, OnModuleInit, OnModuleDestroy {

@@ -48,6 +48,10 @@ interface Flow {
 
 // The estimate of a statement's time follows the last ~20 measurements.
 const SMOOTHING = 0.05;
+// While statements wait, the backlog is weighed again this often: a database that stalls makes the
+// estimate grow with no new arrival, and the waiters that can no longer be served in time are
+// refused then rather than at their deadline.
+const RECHECK_MS = 100;
 
 /**
  * Fair turns at a fixed number of seats (database connections) for statements of many workspaces
@@ -75,6 +79,7 @@ export class FairQueue {
   private startedAtSum = 0;
   private waitingCount = 0;
   private serviceMs: number;
+  private recheck: NodeJS.Timeout | undefined;
   private readonly now: () => number;
   observer: FairQueueObserver | undefined;
 
@@ -155,6 +160,7 @@ export class FairQueue {
       };
       flow.waiting.push(waiter);
       this.waitingCount++;
+      this.recheck ??= setInterval(() => this.shed(), RECHECK_MS).unref();
       this.shed();
     });
   }
@@ -192,8 +198,17 @@ export class FairQueue {
     const index = waiting.indexOf(waiter);
     if (index === -1) return;
     waiting.splice(index, 1);
+    this.left(waiter);
+  }
+
+  /** A waiter is out of the queue, served or refused. */
+  private left(waiter: Waiter): void {
     this.waitingCount--;
     clearTimeout(waiter.timer);
+    if (this.waitingCount === 0) {
+      clearInterval(this.recheck);
+      this.recheck = undefined;
+    }
     this.forgetIfIdle(waiter.flow);
   }
 
@@ -230,11 +245,11 @@ export class FairQueue {
         }
       }
       const waiter = next!.waiting.shift()!;
-      this.waitingCount--;
-      clearTimeout(waiter.timer);
       // Taken now, before the waiter resumes, so that this loop and any statement arriving
       // meanwhile see it as taken.
-      waiter.resolve(this.take(waiter.flow));
+      const startedAt = this.take(waiter.flow);
+      this.left(waiter);
+      waiter.resolve(startedAt);
     }
   }
 
