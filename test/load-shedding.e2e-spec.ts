@@ -145,7 +145,9 @@ it('serves before and after, and sheds 1,000 concurrent requests at once or at t
   // some at the deadline (admitted, then the stalled statements made it too long), none later.
   expect(shed).toHaveLength(refused.length);
   const atOnce = shed.filter((reason) => reason.includes('would not drain'));
-  const atDeadline = shed.filter((reason) => reason.includes(`no connection within ${DEADLINE_MS} ms`));
+  const atDeadline = shed.filter((reason) =>
+    reason.includes(`no connection within ${DEADLINE_MS} ms`),
+  );
   expect(atOnce.length + atDeadline.length).toBe(shed.length);
   expect(atOnce.length).toBeGreaterThan(REQUESTS / 2);
   // The queue never held more than its bound, and the filter logged why each one was refused.

@@ -124,24 +124,30 @@ WHERE event.id = ANY($1::text[]) AND endpoint.id = event.endpoint_id AND endpoin
 RETURNING event.id, event.endpoint_id, event.attempts, event.body, endpoint.url, endpoint.secret,
   endpoint.previous_secret, endpoint.previous_secret_expires_at, endpoint.failing_since`;
 
+/** The endpoint of each of these events that still exists (a deleted endpoint takes its events). */
+export const EVENT_ENDPOINTS_SQL = `SELECT id, endpoint_id FROM webhook_events WHERE id = ANY($1::text[])`;
+
 /**
- * The delivered attempts of a batch in one statement: each recorded, its event delivered, its
+ * Delivered attempts, of any endpoints, in one statement: each recorded, its event delivered, its
  * endpoint's failing streak ended. $1 events, $2 endpoints, $3 attempt numbers, $4 statuses,
- * $5 durations, $6 excerpts, $7 time.
+ * $5 durations, $6 excerpts, $7 when each was sent (timestamptz: node-postgres writes a Date with
+ * its offset, which a plain timestamp would drop).
  */
 export const RECORD_DELIVERED_SQL = `WITH done AS (
-  SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::text[])
-    AS done(event_id, endpoint_id, attempt, status, duration_ms, excerpt)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::text[],
+    $7::timestamptz[])
+    AS done(event_id, endpoint_id, attempt, status, duration_ms, excerpt, sent_at)
 ), recorded AS (
   INSERT INTO webhook_attempts
     (event_id, endpoint_id, attempt, attempted_at, status, error, duration_ms, response_excerpt)
-  SELECT event_id, endpoint_id, attempt, $7, status, NULL, duration_ms, excerpt FROM done
+  SELECT event_id, endpoint_id, attempt, sent_at, status, NULL, duration_ms, excerpt FROM done
 ), settled AS (
   UPDATE webhook_events event SET state = 'delivered', lease_until = NULL
   FROM done WHERE event.id = done.event_id
 )
-UPDATE webhook_endpoints SET last_success_at = $7, failing_since = NULL
-WHERE id IN (SELECT endpoint_id FROM done)`;
+UPDATE webhook_endpoints endpoint SET last_success_at = latest.sent_at, failing_since = NULL
+FROM (SELECT endpoint_id, max(sent_at) AS sent_at FROM done GROUP BY endpoint_id) latest
+WHERE endpoint.id = latest.endpoint_id`;
 
 /** Why an event could not be claimed. */
 export const EVENT_STATUS_SQL = `SELECT event.state, event.next_attempt_at, event.lease_until,

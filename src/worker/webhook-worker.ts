@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { Clock } from '../common/clock';
 import { startupOptions, type SessionSettingsSource } from '../database/pool-config';
 import { DEFAULT_TIMEOUT_MS } from '../webhooks/delivery/send-webhook';
+import { DeliverySlots } from '../webhooks/delivery-slots';
 import { WebhookDelivery } from '../webhooks/webhook-delivery';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher';
 import { DELIVERY_QUEUE, type DeliveryJob } from '../webhooks/webhook-queue';
@@ -27,17 +28,24 @@ export interface WebhookWorkerOptions {
   dispatchIntervalMs?: number;
   /** See DeliveryOptions.maxJobWaitSeconds. */
   maxJobWaitSeconds?: number;
-  /** Delivery loops, each taking a batch of jobs at a time. */
-  concurrency?: number;
+  /** Attempts in flight in the worker, every endpoint together. */
+  capacity?: number;
+  /** Attempts in flight for one endpoint: its share of the capacity. */
+  perEndpoint?: number;
+  /** Jobs fetched at a time. */
   batchSize?: number;
 }
 
-// 8 loops of 25: up to 200 attempts in flight per worker (docs/benchmarks.md, (w)).
+// Up to 200 attempts in flight per worker, as the 8 loops of 25 it had (docs/benchmarks.md, (w)),
+// and at most 20 of them for one endpoint (a tenth; Stripe's figure for concurrent requests): an
+// endpoint that hangs holds 20 for up to an attempt's timeout, and the other 180 go on.
 const DEFAULT_DISPATCH_INTERVAL_MS = 200;
-const DEFAULT_CONCURRENCY = 8;
-const DEFAULT_BATCH_SIZE = 25;
-// pg-boss's shortest polling interval. A loop also wakes at once when this process dispatches.
-const POLLING_INTERVAL_SECONDS = 0.5;
+const DEFAULT_CAPACITY = 200;
+const DEFAULT_PER_ENDPOINT = 20;
+const DEFAULT_BATCH_SIZE = 50;
+// How often the worker asks for jobs when it found none. It also wakes at once when this process
+// dispatches, and when a place frees up while jobs were left.
+const POLLING_INTERVAL_MS = 500;
 const MAX_JOB_WAIT_SECONDS = 24 * 60 * 60;
 const STOP_TIMEOUT_MS = 30_000;
 
@@ -50,20 +58,22 @@ export class WebhookWorker {
   private readonly boss: PgBoss;
   private readonly dispatcher: WebhookDispatcher;
   private readonly delivery: WebhookDelivery;
-  private readonly workIds: string[] = [];
+  private readonly slots: DeliverySlots;
+  private readonly deliveries = new Set<Promise<void>>();
   private dispatchTimer?: NodeJS.Timeout;
   private dispatching?: Promise<void>;
+  private fetching?: Promise<void>;
+  private wakeFetch?: () => void;
   private stopped = false;
 
   constructor(private readonly options: WebhookWorkerOptions) {
-    const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
-    // Statements are short; a connection per delivery loop and two for the dispatcher and pg-boss's
-    // own bookkeeping. Waiting for one is not an error here (there is no client to shed).
+    // Statements are short (claims and records of many attempts at once, a transaction per failed
+    // one): ten connections, and waiting for one is not an error here (there is no client to shed).
     // The service's session settings (UTC, exact scores in the events' items), sent here or
     // carried by the role.
     this.pool = new Pool({
       connectionString: options.databaseUrl,
-      max: concurrency + 2,
+      max: 10,
       ...(options.sessionSettings !== 'role' && { options: startupOptions() }),
     });
     this.pool.on('error', (error) => options.logger.warn(`idle connection lost: ${error.message}`));
@@ -78,7 +88,11 @@ export class WebhookWorker {
     });
     this.boss.on('error', (error) => options.logger.error({ err: error }, 'pg-boss error'));
     const clock = options.clock ?? new Clock();
-    this.delivery = new WebhookDelivery(this.pool, this.boss, {
+    this.slots = new DeliverySlots(
+      options.capacity ?? DEFAULT_CAPACITY,
+      options.perEndpoint ?? DEFAULT_PER_ENDPOINT,
+    );
+    this.delivery = new WebhookDelivery(this.pool, this.boss, this.slots, {
       send: {
         allowPrivateNetworks: options.allowPrivateNetworks,
         allowHttp: options.allowHttp,
@@ -96,43 +110,79 @@ export class WebhookWorker {
     await this.boss.start();
     // createQueue is idempotent in pg-boss 10 (a queue that exists is left as is).
     await this.boss.createQueue(DELIVERY_QUEUE);
-    const concurrency = this.options.concurrency ?? DEFAULT_CONCURRENCY;
-    const batchSize = this.options.batchSize ?? DEFAULT_BATCH_SIZE;
-    for (let i = 0; i < concurrency; i++) {
-      let id = '';
-      id = await this.boss.work<DeliveryJob>(
-        DELIVERY_QUEUE,
-        { batchSize, pollingIntervalSeconds: POLLING_INTERVAL_SECONDS },
-        async (jobs) => {
-          await this.deliverAll(jobs);
-          // pg-boss 10 waits out the polling interval after every batch, even a full one: a
-          // loop whose batch was full asks again at once (it was capped at batchSize / 0.5 s).
-          if (jobs.length === batchSize) this.boss.notifyWorker(id);
-        },
-      );
-      this.workIds.push(id);
-    }
+    this.fetching = this.fetchLoop();
     this.scheduleDispatch(0);
-    this.options.logger.info(`webhook worker started (${concurrency} delivery loops)`);
+    this.options.logger.info(
+      `webhook worker started (${this.slots.capacity} attempts in flight at most, ` +
+        `${this.slots.perEndpoint} per endpoint)`,
+    );
   }
 
   /**
-   * SIGTERM: no new dispatch and no new job; the attempts in flight finish and are recorded
-   * (pg-boss waits for its handlers), then the connections close.
+   * SIGTERM: no new dispatch and no new job; the attempts in flight finish and are recorded, then
+   * the connections close.
    */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.dispatchTimer);
+    this.wakeFetch?.();
     await this.dispatching;
+    await this.fetching;
+    await Promise.allSettled(this.deliveries);
+    await this.delivery.drain();
     await this.boss.stop({ graceful: true, wait: true, close: true, timeout: STOP_TIMEOUT_MS });
     await this.pool.end();
     this.options.logger.info('webhook worker stopped');
   }
 
-  // A failure to record fails the batch, whose jobs pg-boss then retries (a retry of a delivered
-  // event sends nothing).
-  private deliverAll(jobs: PgBoss.Job<DeliveryJob>[]): Promise<void> {
-    return this.delivery.deliver(jobs.map((job) => job.data.eventId));
+  /**
+   * Takes jobs while there are places for their attempts (pg-boss's fetch; a fetched job is
+   * active until its attempt is recorded and the job completed, or, if this process dies, until
+   * it expires and pg-boss hands it out again). The attempts run on their own: a slow one holds its
+   * place, never the loop.
+   */
+  private async fetchLoop(): Promise<void> {
+    const batchSize = this.options.batchSize ?? DEFAULT_BATCH_SIZE;
+    while (!this.stopped) {
+      const room = Math.min(this.slots.room, batchSize);
+      if (room === 0) {
+        await Promise.race([this.slots.freed(), this.nap(POLLING_INTERVAL_MS)]);
+        continue;
+      }
+      this.slots.hold(room);
+      let jobs: PgBoss.Job<DeliveryJob>[] = [];
+      try {
+        jobs = await this.boss.fetch<DeliveryJob>(DELIVERY_QUEUE, { batchSize: room });
+      } catch (error) {
+        this.options.logger.error({ err: error }, 'fetching webhook jobs failed; retrying');
+      }
+      this.slots.unhold(room - jobs.length);
+      if (jobs.length === 0) {
+        await this.nap(POLLING_INTERVAL_MS);
+        continue;
+      }
+      const delivery = this.delivery
+        .deliver(jobs.map((job) => ({ id: job.id, eventId: job.data.eventId })))
+        .catch((error: unknown) =>
+          // Its jobs stay active and are retried once they expire (a retry of a delivered event
+          // sends nothing).
+          this.options.logger.error({ err: error }, 'recording webhook attempts failed'),
+        );
+      this.deliveries.add(delivery);
+      void delivery.finally(() => this.deliveries.delete(delivery));
+    }
+  }
+
+  /** Waits `ms`, or less if woken (dispatch queued jobs, or the worker stops). */
+  private nap(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      this.wakeFetch = done;
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
   }
 
   private scheduleDispatch(delayMs: number): void {
@@ -146,8 +196,8 @@ export class WebhookWorker {
     let work = 0;
     try {
       work = await this.dispatcher.dispatchAll();
-      // The jobs just queued are taken now, not at the loops' next poll.
-      if (work > 0) for (const id of this.workIds) this.boss.notifyWorker(id);
+      // The jobs just queued are taken now, not at the next poll.
+      if (work > 0) this.wakeFetch?.();
     } catch (error) {
       this.options.logger.error({ err: error }, 'webhook dispatch failed; retrying');
     }
