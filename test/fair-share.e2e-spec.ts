@@ -23,6 +23,7 @@ const WAVES = 3;
 const WAVE_SIZE = 150;
 const NOISY_KEYS = 5;
 const LIMIT = 20;
+const NOISY_STATEMENT_MS = 30;
 
 let t: TestApp;
 let port: number;
@@ -111,8 +112,12 @@ it("never refuses nor queues the quiet workspace behind the noisy one's burst", 
     const noisy = workspace === noisyWorkspace;
     if (noisy) mostNoisyInQueue = Math.max(mostNoisyInQueue, ++noisyInQueue);
     events.push({ workspace, statement, kind: 'asked' });
-    return run(workspace, () => {
+    return run(workspace, async () => {
       events.push({ workspace, statement, kind: 'got' });
+      // The noisy workspace's statements hold their connection a while, as pages of a large
+      // workspace do under load: while it bursts, every connection is taken, and the quiet
+      // workspace's statements must wait for one (on a fast machine they would not).
+      if (noisy) await new Promise((resolve) => setTimeout(resolve, NOISY_STATEMENT_MS));
       return task();
     }).finally(() => {
       if (noisy) noisyInQueue--;

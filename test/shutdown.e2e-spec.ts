@@ -100,8 +100,9 @@ it('SIGTERM under load: requests in flight are answered, nothing else fails, exi
     env: {
       PORT: String(port),
       LOG_LEVEL: 'info',
-      // The load is one key's: out of the way of the per-key limit.
+      // The load is one key's: out of the way of the per-key and the in-flight limits.
       RATE_LIMIT_PER_MINUTE: '1000000',
+      MAX_IN_FLIGHT_PER_WORKSPACE: '1000',
       // The metrics server too: it must close with the rest, a scraper's kept-alive connection
       // open (as Prometheus keeps one).
       METRICS_PORT: String(metricsPort),
