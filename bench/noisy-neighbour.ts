@@ -88,7 +88,8 @@ async function readQuietly(
     agent.destroy();
   }
   latencies.sort((a, b) => a - b);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+  const at = (q: number) =>
+    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
   return { count: latencies.length, p50: at(0.5), p99: at(0.99), refused };
 }
 
@@ -143,7 +144,12 @@ export async function measureNoisyNeighbour(
     while (performance.now() < deadline) {
       const wave = await Promise.all(
         Array.from({ length: waveSize }, (_, i) =>
-          get(options.port, options.noisy.path, options.noisy.keys[i % options.noisy.keys.length], agent),
+          get(
+            options.port,
+            options.noisy.path,
+            options.noisy.keys[i % options.noisy.keys.length],
+            agent,
+          ),
         ),
       );
       for (const { status } of wave) {

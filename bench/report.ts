@@ -2,6 +2,8 @@ import type { BenchScale } from './data';
 import { renderCompression, type CompressionLevels } from './compression';
 import type { ImportRuns, SyncPass } from './feeds';
 import { renderWebhooks, type WebhookRun } from './webhooks';
+import type { FairQueueCost } from './fair-queue-cost';
+import type { NoisyNeighbourRun } from './noisy-neighbour';
 
 /** `metrics`: the service with METRICS_PORT set (measured on a few workloads only). */
 export type ServerName = 'service' | 'bare' | 'naive' | 'metrics';
@@ -42,6 +44,10 @@ export interface Report {
   compressionLevels?: CompressionLevels;
   /** (w) webhook dispatch while the API serves workload (a). */
   webhooks?: WebhookRun;
+  /** (n) one workspace bursting beside a quiet one. */
+  noisyNeighbour?: NoisyNeighbourRun;
+  /** (q) the fair queue's CPU per statement. */
+  fairQueueCost?: FairQueueCost;
 }
 
 const SERVER_TITLES: Record<string, string> = {
@@ -141,6 +147,10 @@ export function renderReport(report: Report): string {
   lines.push(...renderCompression(load('b'), load('b-br'), report.compressionLevels));
   if (report.imports) lines.push(...renderImports(report.imports), '');
   if (report.webhooks) lines.push(...renderWebhooks(report.webhooks), '');
+  if (report.noisyNeighbour) lines.push(...renderNoisyNeighbour(report.noisyNeighbour), '');
+  if (report.fairQueueCost) {
+    lines.push(...renderFairQueueCost(report.fairQueueCost, fairQueueShares(report, find)), '');
+  }
   lines.push('### Targets', '', '| target | measured | |', '|---|---|---|');
   for (const [target, measured, met] of targets(report, find)) {
     lines.push(`| ${target} | ${measured} | ${met ? 'met' : '**missed**'} |`);
@@ -264,6 +274,41 @@ function targets(report: Report, find: Find): [string, string, boolean][] {
     ]);
     rows.push(['(w) commit to delivery p99 < 2 s', `${number(p99)} ms`, p99 < 2000]);
   }
+  if (report.noisyNeighbour) {
+    const run = report.noisyNeighbour;
+    const tail = run.quietDuringBurst.p99 / run.quietAlone.p99;
+    rows.push(['(n) quiet p99 during the burst <= 2x alone', ratio(tail), tail <= 2]);
+    rows.push([
+      '(n) quiet workspace refused during the burst: 0',
+      String(run.quietDuringBurst.refused),
+      run.quietDuringBurst.refused === 0,
+    ]);
+    const others = Object.keys(run.noisyStatuses).filter((s) => s !== '200' && s !== '429');
+    rows.push([
+      '(n) noisy workspace: 200 and 429 only',
+      others.join(', ') || 'none',
+      !others.length,
+    ]);
+    const served = run.burstServedRps / run.unloadedMaxRps;
+    rows.push(['(n) pages served during the burst >= 0.9x unloaded', ratio(served), served >= 0.9]);
+    rows.push(['(n) peak RSS < 256 MiB', `${number(run.peakRssMb)} MB`, run.peakRssMb < 256]);
+  }
+  if (report.fairQueueCost) {
+    const worst = Math.max(...fairQueueShares(report, find).map(([, share]) => share));
+    rows.push([
+      '(q) fair queue CPU on (a) to (f) within 3 %',
+      `${(100 * worst).toFixed(3)} %`,
+      worst <= 0.03,
+    ]);
+  }
+  if (report.webhooks) {
+    const { p99 } = report.webhooks.hanging;
+    rows.push([
+      '(w) healthy endpoint p99 beside a hanging one < 2 s',
+      `${number(p99)} ms`,
+      p99 < 2000,
+    ]);
+  }
   const rss = Math.max(
     ...report.measurements.filter((m) => m.server === 'service').map((m) => m.peakRssMb),
   );
@@ -271,4 +316,50 @@ function targets(report: Report, find: Find): [string, string, boolean][] {
   const startup = report.startup.service ?? NaN;
   rows.push(['service start-up to ready <= 2 s', `${number(startup)} ms`, startup <= 2000]);
   return rows;
+}
+
+/** The fair queue's contended CPU per statement against the service's CPU per request, by workload. */
+function fairQueueShares(report: Report, find: Find): [string, number][] {
+  const cost = report.fairQueueCost?.contendedNs ?? NaN;
+  return ['a', 'b', 'c', 'd', 'e', 'f']
+    .map((id) => [id, find('service', id)?.cpuMsPerRequest] as const)
+    .filter((entry): entry is readonly [string, number] => entry[1] !== undefined)
+    .map(([id, cpuMs]) => [id, cost / (cpuMs * 1e6)]);
+}
+
+function renderFairQueueCost(cost: FairQueueCost, shares: [string, number][]): string[] {
+  return [
+    "### (q) the fair queue's cost",
+    '',
+    "The queue's own CPU per statement, measured in process on statements that resolve at once " +
+      `(bench/fair-queue-cost.ts): ${cost.uncontendedNs.toFixed(0)} ns with a seat free, ` +
+      `${cost.contendedNs.toFixed(0)} ns when 100 callers of 20 workspaces share 10 seats. ` +
+      "Against the service's CPU per request: " +
+      shares.map(([id, share]) => `(${id}) ${(100 * share).toFixed(3)} %`).join(', ') +
+      '. It adds no wait while a seat is free; when none is, statements waited as long in the ' +
+      "pool's own queue before.",
+  ];
+}
+
+function renderNoisyNeighbour(run: NoisyNeighbourRun): string[] {
+  const ms = (value: number) => `${value.toFixed(1)} ms`;
+  const statuses = Object.entries(run.noisyStatuses)
+    .map(([status, count]) => `${count} x ${status}`)
+    .join(', ');
+  return [
+    '### (n) noisy neighbour',
+    '',
+    `One workspace sends waves of ${run.waveSize} concurrent \`GET /v1/companies?limit=200\` ` +
+      `through ${run.noisyKeys} keys, each wave when the last is answered; another reads ` +
+      '`limit=50` pages one after another. The service only, MAX_IN_FLIGHT_PER_WORKSPACE 20.',
+    '',
+    '| | quiet p50 | quiet p99 | quiet refused | pages/s served |',
+    '|---|---|---|---|---|',
+    `| alone (the noisy page alone at 20 in flight: ${run.unloadedMaxRps.toFixed(1)} pages/s) | ` +
+      `${ms(run.quietAlone.p50)} | ${ms(run.quietAlone.p99)} | ${run.quietAlone.refused} | – |`,
+    `| during the burst | ${ms(run.quietDuringBurst.p50)} | ${ms(run.quietDuringBurst.p99)} | ` +
+      `${run.quietDuringBurst.refused} | ${run.burstServedRps.toFixed(1)} |`,
+    '',
+    `The noisy workspace's answers: ${statuses}. Peak RSS ${run.peakRssMb.toFixed(0)} MB.`,
+  ];
 }

@@ -33,6 +33,8 @@ import {
 import { cpuSeconds, measureLevels } from './compression';
 import { renderReport, type Measurement, type Report, type ServerName } from './report';
 import { measureWebhooks } from './webhooks';
+import { measureFairQueueCost } from './fair-queue-cost';
+import { measureNoisyNeighbour } from './noisy-neighbour';
 
 /**
  * `npm run bench`: the service against the bare limit and the naive implementation, on the same
@@ -150,6 +152,26 @@ async function main(): Promise<void> {
         }
       }
       if (selected('h')) report.sync = await measureSync(serviceUrl, largeKey);
+      if (selected('n')) {
+        const service = servers.get('service');
+        if (!service) throw new Error('the service is not running');
+        // The quiet workspace: a small one; the noisy one: another small one's key ten times over
+        // (each key of a workspace shares its in-flight limit), on its first page of 200.
+        const small = (i: number) => keys.get(smallWorkspaceId(i)) ?? '';
+        report.noisyNeighbour = await measureNoisyNeighbour({
+          port: service.port,
+          quiet: { path: '/v1/companies?limit=50', key: small(1) },
+          noisy: {
+            path: `/v1/companies?limit=${LIST_LIMIT}`,
+            keys: await extraKeys(database.url, smallWorkspaceId(2), 10),
+          },
+          inFlightLimit: 20,
+          seconds,
+          waveSize: 300,
+          residentMb: () => residentMb(service.child.pid),
+          log,
+        });
+      }
       if (selected('w')) {
         const servicePort = servers.get('service')?.port ?? 0;
         const pageOne = defineWorkloads(keys, feedPages).find(({ id }) => id === 'a');
@@ -173,6 +195,10 @@ async function main(): Promise<void> {
       for (const running of servers.values()) await stopServer(running);
     }
     report.ceiling = runPgbench(database.url, workloads);
+    if (selected('q')) {
+      report.fairQueueCost = await measureFairQueueCost();
+      log(`fair queue: ${JSON.stringify(report.fairQueueCost)} ns of CPU per statement`);
+    }
     if (selected('i')) {
       log(
         `imports of ${IMPORT.companies} companies, ${IMPORT.rounds} each with change tracking ` +
@@ -294,6 +320,20 @@ async function prepareData(url: string): Promise<number | undefined> {
   const elapsed = (performance.now() - started) / 1000;
   log(`data generated in ${elapsed.toFixed(0)} s`);
   return elapsed;
+}
+
+/** `count` more keys of one workspace, made as the admin tool makes them. */
+async function extraKeys(url: string, workspaceId: string, count: number): Promise<string[]> {
+  const made = Array.from({ length: count }, () => generateApiKey());
+  await withClient(url, (client) =>
+    client.query(
+      `INSERT INTO api_keys (id, workspace_id, name, prefix, hash)
+       SELECT gen_random_uuid()::text, $1, 'noisy', prefix, hash
+       FROM unnest($2::text[], $3::text[]) AS k(prefix, hash)`,
+      [workspaceId, made.map(displayPrefix), made.map((key) => hashApiKey(key, secret))],
+    ),
+  );
+  return made;
 }
 
 /** One key per workspace, made as the admin tool makes them (hash under the run's secret). */

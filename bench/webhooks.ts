@@ -33,7 +33,16 @@ export interface WebhookRun {
   /** The API's workload (a) meanwhile. */
   apiRps: number;
   apiP99: number;
+  /**
+   * Another workspace's endpoint that never answers, with HANGING_EVENTS events, while this
+   * endpoint gets HEALTHY_RATE changes a second: this endpoint's commit-to-delivery lag.
+   */
+  hanging: { events: number; healthyRate: number; healthyEvents: number; p50: number; p99: number };
 }
+
+const HANGING_WORKSPACE = 'bench_webhooks_hanging';
+const HANGING_EVENTS = 300;
+const HEALTHY_RATE = 30;
 
 const WORKSPACE = 'bench_webhooks';
 const BATCHES_PER_SECOND = 10;
@@ -54,6 +63,10 @@ export async function measureWebhooks(options: {
   log: (line: string) => void;
 }): Promise<WebhookRun> {
   const arrivals = new Map<string, number>();
+  // Holds every request until the worker gives up on it (its timeout, 15 s).
+  const hangingReceiver = createServer((request) => void request.resume());
+  await new Promise<void>((resolve) => hangingReceiver.listen(0, '127.0.0.1', resolve));
+  const hangingUrl = `http://127.0.0.1:${(hangingReceiver.address() as AddressInfo).port}/hooks`;
   const receiver = createServer((request, response) => {
     let body = '';
     request.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
@@ -86,17 +99,27 @@ export async function measureWebhooks(options: {
        ON CONFLICT (id) DO NOTHING`,
       [WORKSPACE],
     );
-    await client.query(`DELETE FROM companies WHERE workspace_id = $1`, [WORKSPACE]);
-    await client.query(`DELETE FROM webhook_endpoints WHERE workspace_id = $1`, [WORKSPACE]);
-    const id = `whe_bench_${randomBytes(4).toString('hex')}`;
-    await client.query(CREATE_ENDPOINT_SQL, [
-      id,
-      WORKSPACE,
-      url,
-      [...EVENT_TYPES],
-      sealSecret(key, id, newSigningSecret()),
-      new Date(),
-    ]);
+    await client.query(
+      `INSERT INTO workspaces (id, name, plan, updated_at) VALUES ($1, 'Hanging', 'growth', now())
+       ON CONFLICT (id) DO NOTHING`,
+      [HANGING_WORKSPACE],
+    );
+    for (const workspace of [WORKSPACE, HANGING_WORKSPACE]) {
+      await client.query(`DELETE FROM companies WHERE workspace_id = $1`, [workspace]);
+      await client.query(`DELETE FROM webhook_endpoints WHERE workspace_id = $1`, [workspace]);
+    }
+    const createEndpoint = async (workspace: string, endpointUrl: string) => {
+      const id = `whe_bench_${randomBytes(4).toString('hex')}`;
+      await client.query(CREATE_ENDPOINT_SQL, [
+        id,
+        workspace,
+        endpointUrl,
+        [...EVENT_TYPES],
+        sealSecret(key, id, newSigningSecret()),
+        new Date(),
+      ]);
+    };
+    await createEndpoint(WORKSPACE, url);
     // The worker is up once it has created pg-boss's schema and queue.
     await sleep(3_000);
 
@@ -147,6 +170,36 @@ export async function measureWebhooks(options: {
     const backlogEnd = Math.max(...backlogIds.map((c) => arrivals.get(c)!));
     const at = (q: number) =>
       latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+
+    // One endpoint hangs on HANGING_EVENTS events; this one gets HEALTHY_RATE a second meanwhile.
+    await createEndpoint(HANGING_WORKSPACE, hangingUrl);
+    await client.query(
+      `INSERT INTO companies (id, workspace_id, name, domain, industry, size, country, city,
+         revenue, intent_score, intent_level, icp_score, commercial_score, crm_status,
+         visits_count, first_seen, last_seen)
+       SELECT 'coh_' || n, $1, 'Company ' || n, 'c' || n || '.example', 'Software', '1-10',
+         'France', 'Lyon', '1M', 50, 'warm', 50, 50, 'new', 1, now(), now()
+       FROM generate_series(1, $2::int) n`,
+      [HANGING_WORKSPACE, HANGING_EVENTS],
+    );
+    await sleep(1_000);
+    const beforeHanging = new Set(commits.keys());
+    const start = performance.now();
+    for (let n = 0; n < options.seconds * HEALTHY_RATE; n++) {
+      await sleep(Math.max(0, start + (n * 1000) / HEALTHY_RATE - performance.now()));
+      await insert(1);
+    }
+    await waitForAll(commits, arrivals);
+    const healthyIds = [...commits.keys()].filter((c) => !beforeHanging.has(c));
+    const healthyLags = healthyIds
+      .map((c) => arrivals.get(c)! - commits.get(c)!)
+      .sort((a, b) => a - b);
+    const lagAt = (q: number) =>
+      healthyLags[Math.min(healthyLags.length - 1, Math.floor(q * healthyLags.length))];
+    options.log(
+      `webhooks: healthy endpoint beside a hanging one: p50 ${lagAt(0.5).toFixed(0)} ms, ` +
+        `p99 ${lagAt(0.99).toFixed(0)} ms over ${healthyIds.length} events`,
+    );
     return {
       targetRate: options.targetRate,
       seconds: options.seconds,
@@ -160,13 +213,24 @@ export async function measureWebhooks(options: {
       workerCpuMsPerEvent: workerCpuMs / steady.length,
       apiRps: api.rps,
       apiP99: api.p99,
+      hanging: {
+        events: HANGING_EVENTS,
+        healthyRate: HEALTHY_RATE,
+        healthyEvents: healthyIds.length,
+        p50: lagAt(0.5),
+        p99: lagAt(0.99),
+      },
     };
   } finally {
     worker.kill('SIGTERM');
     await new Promise((resolve) => worker.once('exit', resolve));
-    await client.query(`DELETE FROM webhook_endpoints WHERE workspace_id = $1`, [WORKSPACE]);
-    await client.query(`DELETE FROM companies WHERE workspace_id = $1`, [WORKSPACE]);
+    for (const workspace of [WORKSPACE, HANGING_WORKSPACE]) {
+      await client.query(`DELETE FROM webhook_endpoints WHERE workspace_id = $1`, [workspace]);
+      await client.query(`DELETE FROM companies WHERE workspace_id = $1`, [workspace]);
+    }
     await client.end();
+    hangingReceiver.closeAllConnections();
+    await new Promise((resolve) => hangingReceiver.close(resolve));
     await new Promise((resolve) => receiver.close(resolve));
   }
 }
@@ -198,5 +262,10 @@ export function renderWebhooks(run: WebhookRun): string[] {
       `${ms(run.max)} | ${run.backlogPerSecond.toFixed(0)} | ${run.workerCpuMsPerEvent.toFixed(2)} ms | ` +
       `${run.apiRps.toFixed(0)} | ` +
       `${run.apiP99.toFixed(1)} ms |`,
+    '',
+    `With another workspace's endpoint hanging on ${run.hanging.events} events (its receiver ` +
+      `never answers; each attempt waits the 15 s timeout), this endpoint received ` +
+      `${run.hanging.healthyEvents} events at ${run.hanging.healthyRate} a second: commit→delivery ` +
+      `p50 ${ms(run.hanging.p50)}, p99 ${ms(run.hanging.p99)}.`,
   ];
 }
