@@ -61,11 +61,11 @@ const RATE_LIMIT_WINDOW_MS = 60_000;
   providers: [
     AuthFailureLimiter,
     // Guards run in this order: the key first (so the limits know whose budget to charge), then
-    // the per-key rate limit, then the workspace's in-flight limit, then validation (APP_PIPE): a
-    // bad key with bad parameters is 401.
+    // the workspace's in-flight limit (its refusals cost nothing of the per-minute budget), then
+    // the per-key rate limit, then validation (APP_PIPE): a bad key with bad parameters is 401.
     { provide: APP_GUARD, useClass: ApiKeyGuard },
-    { provide: APP_GUARD, useClass: RateLimitGuard },
     { provide: APP_GUARD, useClass: InFlightGuard },
+    { provide: APP_GUARD, useClass: RateLimitGuard },
     {
       provide: APP_PIPE,
       useValue: new StrictValidationPipe({

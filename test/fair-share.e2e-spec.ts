@@ -1,5 +1,7 @@
 import { Agent } from 'node:http';
+import { ApiKeysService } from '../src/auth/api-keys.service';
 import { Database } from '../src/database/database';
+import { LOG_DESTINATION } from '../src/logging/logging.module';
 import { InFlightLimiter } from '../src/rate-limit/in-flight-limiter';
 import { createTestApp, type TestApp } from './support/app';
 import { createApiKey } from './support/factories';
@@ -30,6 +32,8 @@ let port: number;
 let noisyKeys: string[];
 let quietKey: string;
 let noisyWorkspace: string;
+/** Every line the application writes. */
+const logLines: string[] = [];
 const agent = new Agent({ keepAlive: true, maxSockets: WAVE_SIZE + 10 });
 
 const PAST = new Date('2026-02-20T17:30:00.000Z');
@@ -64,6 +68,12 @@ beforeAll(async () => {
       // Only the in-flight limit may refuse here: the per-minute budget is out of the way.
       RATE_LIMIT_PER_MINUTE: '1000000',
       MAX_IN_FLIGHT_PER_WORKSPACE: String(LIMIT),
+      LOG_LEVEL: 'info',
+    },
+    customize: (builder) => {
+      builder
+        .overrideProvider(LOG_DESTINATION)
+        .useValue({ write: (line: string) => void logLines.push(line) });
     },
   });
   port = await listenOnLoopback(t.app);
@@ -183,4 +193,63 @@ it('frees the in-flight count of every request once it is over', async () => {
   expect(limiter.requestsInFlight).toBe(0);
   expect((await get('/v1/companies?limit=1', noisyKeys[0])).status).toBe(200);
   expect(limiter.requestsInFlight).toBe(0);
+});
+
+it("refuses a burst's requests without the key's database check, and never admits one that way", async () => {
+  const { workspace, key } = await createTenant(t.prisma);
+  const database = t.app.get(Database);
+  const keys = t.app.get(ApiKeysService);
+  const run = database.fairQueue.run.bind(database.fairQueue);
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  jest
+    .spyOn(database.fairQueue, 'run')
+    .mockImplementation(async (flow, task) =>
+      run(flow, async () => (flow === workspace.id ? gate.then(task) : task())),
+    );
+  const lookups = jest.spyOn(keys, 'findByHash');
+  try {
+    // The workspace's limit in progress, each request held at its statement.
+    const held = Array.from({ length: LIMIT }, () => get('/v1/companies?limit=1', key));
+    const limiter = t.app.get(InFlightLimiter);
+    for (let i = 0; i < 200 && !limiter.isFull(workspace.id); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(limiter.isFull(workspace.id)).toBe(true);
+    const checked = lookups.mock.calls.length;
+
+    const refused = await get('/v1/companies?limit=1', key);
+    expect(refused.status).toBe(429);
+    // Its log line says which limit refused it, and whose request it was.
+    const line = logLines
+      .map((text) => JSON.parse(text) as Record<string, unknown>)
+      .find((entry) => entry.requestId === refused.headers['x-request-id']);
+    expect(line).toMatchObject({
+      statusCode: 429,
+      refusedBy: 'in_flight_limit',
+      workspaceId: workspace.id,
+    });
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(JSON.parse(refused.text)).toMatchObject({
+      message: `Too many requests in progress for this workspace: at most ${LIMIT} at a time`,
+    });
+    // Refused on the key's last check, without a new one; and nothing of its per-minute budget.
+    expect(lookups.mock.calls.length).toBe(checked);
+    expect(refused.headers['x-ratelimit-remaining']).toBeUndefined();
+
+    // Revoked meanwhile: still only ever refused, never served, on the remembered check.
+    await t.prisma.apiKey.updateMany({
+      where: { workspaceId: workspace.id },
+      data: { revokedAt: new Date() },
+    });
+    expect((await get('/v1/companies?limit=1', key)).status).toBe(429);
+    open();
+    for (const response of await Promise.all(held)) expect(response.status).toBe(200);
+    // Below the limit again: the request goes to the key's check, which refuses the revoked key.
+    expect((await get('/v1/companies?limit=1', key)).status).toBe(401);
+    expect(lookups.mock.calls.length).toBe(checked + 1);
+  } finally {
+    open();
+    jest.restoreAllMocks();
+  }
 });

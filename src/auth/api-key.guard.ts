@@ -17,6 +17,14 @@ declare module 'express-serve-static-core' {
 // the key's own pattern is checked by isWellFormedApiKey.
 const BEARER = /^Bearer (\S+)$/i;
 
+/** The bearer token of the request's one Authorization field, if it has one. */
+export function bearerKey(request: Pick<Request, 'headersDistinct'>): string | undefined {
+  // Node keeps the first of several Authorization fields and drops the others; a request with
+  // more than one is malformed (RFC 9110, 5.3) and refused like any other.
+  const [authorization = '', ...others] = request.headersDistinct.authorization ?? [];
+  return others.length === 0 ? BEARER.exec(authorization)?.[1] : undefined;
+}
+
 /**
  * Every route needs a valid key. All refusals are the same 401, whatever the reason, so that the
  * reason cannot be told; malformed keys are refused before any database query.
@@ -34,10 +42,7 @@ export class ApiKeyGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
     const http = context.switchToHttp();
     const request = http.getRequest<Request>();
-    // Node keeps the first of several Authorization fields and drops the others; a request with
-    // more than one is malformed (RFC 9110, 5.3) and refused like any other.
-    const [authorization = '', ...others] = request.headersDistinct.authorization ?? [];
-    const key = others.length === 0 ? BEARER.exec(authorization)?.[1] : undefined;
+    const key = bearerKey(request);
     const address = request.ip ?? request.socket.remoteAddress ?? 'unknown';
 
     if (key && isWellFormedApiKey(key) && !this.failures.isBlocked(address)) {

@@ -6,6 +6,7 @@ import type { Plan } from '../generated/prisma/enums';
 import { planIncludesApiAccess } from '../workspaces/plans';
 import { hashApiKey } from './api-key';
 import { API_KEY_BY_HASH_SQL, API_KEY_RECORD_USE_SQL, type ApiKeyRow } from './api-keys.sql';
+import { RecentKeys } from './recent-keys';
 
 /** What a request carries once its key is accepted. */
 export interface AuthenticatedKey {
@@ -24,6 +25,7 @@ export class ApiKeysService {
   constructor(
     private readonly database: Database,
     private readonly clock: Clock,
+    private readonly recent: RecentKeys,
     environment: Environment,
   ) {
     this.secret = environment.API_KEY_SECRET;
@@ -31,15 +33,24 @@ export class ApiKeysService {
 
   /** The key's workspace if the key exists, is not revoked and its workspace may use the API. */
   async authenticate(key: string): Promise<AuthenticatedKey | null> {
-    const found = await this.findByHash(hashApiKey(key, this.secret));
+    const hash = this.hash(key);
+    const found = await this.findByHash(hash);
     if (!found || found.revokedAt || found.suspended || !planIncludesApiAccess(found.plan)) {
+      this.recent.forget(hash);
       return null;
     }
     await this.recordUse(found.id, found.lastUsedAt);
-    return {
+    const auth = {
       keyId: found.id,
       workspace: { id: found.workspaceId, name: found.workspaceName, plan: found.plan },
     };
+    this.recent.remember(hash, auth, this.clock.now());
+    return auth;
+  }
+
+  /** What a key is stored as (HMAC-SHA-256 under API_KEY_SECRET). */
+  hash(key: string): string {
+    return hashApiKey(key, this.secret);
   }
 
   /** The one database lookup of a request's key. */

@@ -181,14 +181,15 @@ export function ApiContractResponses(
       description:
         'A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, ' +
         'for requests that fail authentication, 300 per minute per client address (message ' +
-        '`Too Many Requests`, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all ' +
-        'its keys) already has 20 requests in progress on the instance (message `Too many ' +
-        'requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`). Wait ' +
-        '`Retry-After` seconds.',
+        '`Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The ' +
+        'in-flight limit: the workspace (all its keys) already has 20 requests in progress on ' +
+        'the instance (message `Too many requests in progress for this workspace: at most 20 at ' +
+        'a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the ' +
+        'per-minute budget). Wait `Retry-After` seconds.',
       type: ErrorEnvelopeDto,
       headers: {
         ...RETRY_AFTER,
-        ...RATE_LIMIT(true),
+        ...RATE_LIMIT(false),
         ...EVERY_RESPONSE,
       },
       example: errorExample(429, 'TOO_MANY_REQUESTS', 'Too Many Requests'),

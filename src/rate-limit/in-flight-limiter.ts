@@ -21,6 +21,11 @@ export class InFlightLimiter {
     return this.total;
   }
 
+  /** True when the workspace has its limit in progress: one more would be refused. */
+  isFull(workspaceId: string): boolean {
+    return (this.inFlight.get(workspaceId) ?? 0) >= this.limit;
+  }
+
   /**
    * Admits one more request of the workspace, or refuses it (false) when it already has `limit`
    * in progress. An admitted request must call the returned release exactly once, when it ends.

@@ -6,11 +6,19 @@ import { InFlightLimiter } from './in-flight-limiter';
 /** A refused request may try again this soon: requests of 10 to 500 ms will have ended by then. */
 export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
 
+/** Refuses a request over its workspace's in-flight limit: 429, `Retry-After: 1`. */
+export function refuseInFlight(response: Response, limit: number): never {
+  response.setHeader('Retry-After', String(IN_FLIGHT_RETRY_AFTER_SECONDS));
+  throw new InFlightLimitException(limit);
+}
+
 /**
- * The in-flight limit per workspace: after the key guard (which names the workspace) and the
- * per-minute limit, so a request refused here has been counted against its key's budget. It is
- * refused at once, before any statement of its own, with 429 and `Retry-After: 1`; an admitted one
- * counts until its response is over or its client has gone ('close' follows both).
+ * The in-flight limit per workspace: after the key guard (which names the workspace), before the
+ * per-minute limit, so a request refused here costs nothing of its key's budget (it cost the
+ * service almost nothing either). It is refused at once, before any statement of its own, with
+ * 429 and `Retry-After: 1`; an admitted one counts until its response is over or its client has
+ * gone ('close' follows both). Most refusals of a burst come earlier still, without the key's
+ * database check (in-flight-refusal.ts).
  */
 @Injectable()
 export class InFlightGuard implements CanActivate {
@@ -22,10 +30,7 @@ export class InFlightGuard implements CanActivate {
     if (workspaceId === undefined) return true;
     const response = http.getResponse<Response>();
     const release = this.limiter.tryAcquire(workspaceId);
-    if (release === false) {
-      response.setHeader('Retry-After', String(IN_FLIGHT_RETRY_AFTER_SECONDS));
-      throw new InFlightLimitException(this.limiter.limit);
-    }
+    if (release === false) refuseInFlight(response, this.limiter.limit);
     response.once('close', release);
     return true;
   }

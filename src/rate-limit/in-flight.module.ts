@@ -1,7 +1,27 @@
-import { Global, Module } from '@nestjs/common';
+import {
+  Global,
+  type MiddlewareConsumer,
+  Module,
+  type NestModule,
+  RequestMethod,
+} from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
 import { InFlightLimiter } from './in-flight-limiter';
+import { InFlightRefusal } from './in-flight-refusal';
 
-/** The one count of requests in progress per workspace: the guard's, read by the metrics too. */
+/**
+ * The one count of requests in progress per workspace (the guard's, read by the metrics too), and
+ * the early refusal of a burst's requests over it.
+ */
 @Global()
-@Module({ providers: [InFlightLimiter], exports: [InFlightLimiter] })
-export class InFlightModule {}
+@Module({
+  imports: [AuthModule],
+  providers: [InFlightLimiter, InFlightRefusal],
+  exports: [InFlightLimiter],
+})
+export class InFlightModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    // After the request log's middleware (LoggingModule comes first): a refusal has its line.
+    consumer.apply(InFlightRefusal).forRoutes({ path: 'v1/{*path}', method: RequestMethod.GET });
+  }
+}

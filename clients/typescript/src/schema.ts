@@ -574,17 +574,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`). Wait `Retry-After` seconds. */
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
                     "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
-                    "X-RateLimit-Limit": number;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
-                    "X-RateLimit-Remaining": number;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
-                    "X-RateLimit-Reset": number;
+                    "X-RateLimit-Reset"?: number;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -768,17 +768,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`). Wait `Retry-After` seconds. */
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
                     "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
-                    "X-RateLimit-Limit": number;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
-                    "X-RateLimit-Remaining": number;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
-                    "X-RateLimit-Reset": number;
+                    "X-RateLimit-Reset"?: number;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -990,17 +990,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`). Wait `Retry-After` seconds. */
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
                     "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
-                    "X-RateLimit-Limit": number;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
-                    "X-RateLimit-Remaining": number;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
-                    "X-RateLimit-Reset": number;
+                    "X-RateLimit-Reset"?: number;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1209,17 +1209,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`). Wait `Retry-After` seconds. */
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
                     "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
-                    "X-RateLimit-Limit": number;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
-                    "X-RateLimit-Remaining": number;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
-                    "X-RateLimit-Reset": number;
+                    "X-RateLimit-Reset"?: number;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1403,17 +1403,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`). Wait `Retry-After` seconds. */
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
                     "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
-                    "X-RateLimit-Limit": number;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
-                    "X-RateLimit-Remaining": number;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
-                    "X-RateLimit-Reset": number;
+                    "X-RateLimit-Reset"?: number;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1625,17 +1625,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`). Wait `Retry-After` seconds. */
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
                     "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
-                    "X-RateLimit-Limit": number;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
-                    "X-RateLimit-Remaining": number;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
-                    "X-RateLimit-Reset": number;
+                    "X-RateLimit-Reset"?: number;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1844,17 +1844,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`). Wait `Retry-After` seconds. */
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
                     "Retry-After": number;
                     /** @description Requests allowed per one-minute window. */
-                    "X-RateLimit-Limit": number;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
-                    "X-RateLimit-Remaining": number;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
-                    "X-RateLimit-Reset": number;
+                    "X-RateLimit-Reset"?: number;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
