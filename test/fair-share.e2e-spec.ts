@@ -19,7 +19,8 @@ import { listenOnLoopback, send, type RawResponse } from './support/raw-http';
  * the test records when each one asked for a connection and when it got one, and counts, for each
  * statement of the quiet workspace that had to wait, how many of the noisy workspace's statements
  * got a connection meanwhile. With fair queuing it is none: the quiet workspace, served least, gets
- * the next free connection. With one FIFO queue it is the noisy backlog ahead of it.
+ * the next free connection, and with the noisy workspace held to its share of the connections (3 of
+ * 10) there is usually one free. With one FIFO queue it is the noisy backlog ahead of it.
  */
 const WAVES = 3;
 const WAVE_SIZE = 150;
@@ -117,16 +118,18 @@ it("never refuses nor queues the quiet workspace behind the noisy one's burst", 
   let statements = 0;
   let noisyInQueue = 0;
   let mostNoisyInQueue = 0;
+  let mostWaiting = 0;
   jest.spyOn(database.fairQueue, 'run').mockImplementation((workspace, task) => {
     const statement = ++statements;
     const noisy = workspace === noisyWorkspace;
     if (noisy) mostNoisyInQueue = Math.max(mostNoisyInQueue, ++noisyInQueue);
     events.push({ workspace, statement, kind: 'asked' });
+    mostWaiting = Math.max(mostWaiting, database.fairQueue.waiting);
     return run(workspace, async () => {
       events.push({ workspace, statement, kind: 'got' });
       // The noisy workspace's statements hold their connection a while, as pages of a large
-      // workspace do under load: while it bursts, every connection is taken, and the quiet
-      // workspace's statements must wait for one (on a fast machine they would not).
+      // workspace do under load: while it bursts, it has a backlog waiting for connections all
+      // along (on a fast machine it would not).
       if (noisy) await new Promise((resolve) => setTimeout(resolve, NOISY_STATEMENT_MS));
       return task();
     }).finally(() => {
@@ -172,19 +175,18 @@ it("never refuses nor queues the quiet workspace behind the noisy one's burst", 
 
   // Each statement of the quiet workspace that waited got the next connection given out.
   const overtaken: number[] = [];
-  let waited = 0;
   for (const asked of events.filter((e) => e.workspace !== noisyWorkspace && e.kind === 'asked')) {
     const from = events.indexOf(asked);
     const got = events.findIndex((e, i) => i > from && e.statement === asked.statement);
     const between = events.slice(from + 1, got);
-    if (between.length > 0) waited++;
     overtaken.push(
       between.filter((e) => e.workspace === noisyWorkspace && e.kind === 'got').length,
     );
   }
   expect(overtaken.length).toBeGreaterThanOrEqual(quietResponses.length);
-  // Some of them did wait (the burst held every connection), and none was overtaken.
-  expect(waited).toBeGreaterThan(0);
+  // The burst had a backlog waiting in the queue all along, and no quiet statement was overtaken
+  // by it (with the workspace's share of the connections, most never even waited).
+  expect(mostWaiting).toBeGreaterThan(0);
   expect(Math.max(...overtaken)).toBe(0);
 }, 120_000);
 

@@ -144,3 +144,33 @@ describe('FairQueue', () => {
     await expect(failing.run('a', () => Promise.resolve(1))).resolves.toBe(1);
   });
 });
+
+describe('FairQueue with a share per flow', () => {
+  it('keeps seats free for other flows beyond one flow share, and gives them at once', async () => {
+    const queue = new FairQueue({ seats: 4, seatsPerFlow: 2, deadlineMs: 60_000, maxWaiting: 100 });
+    const started: string[] = [];
+    const ends = new Map<string, () => void>();
+    const submit = (flow: string, name: string) =>
+      queue.run(flow, () => {
+        started.push(name);
+        return new Promise<void>((resolve) => ends.set(name, resolve));
+      });
+    const all = [0, 1, 2, 3, 4].map((i) => submit('noisy', `noisy-${i}`));
+    await flush();
+    expect(started).toEqual(['noisy-0', 'noisy-1']);
+    expect(queue.busy).toBe(2);
+    all.push(submit('quiet', 'quiet-0'));
+    await flush();
+    // A seat was free: the quiet flow's statement did not wait at all.
+    expect(started).toEqual(['noisy-0', 'noisy-1', 'quiet-0']);
+    ends.get('noisy-0')!();
+    await flush();
+    expect(started).toEqual(['noisy-0', 'noisy-1', 'quiet-0', 'noisy-2']);
+    for (const name of ['noisy-1', 'noisy-2', 'quiet-0']) ends.get(name)!();
+    await flush();
+    await flush();
+    for (const name of ['noisy-3', 'noisy-4']) ends.get(name)!();
+    await Promise.all(all);
+    expect(queue.busy).toBe(0);
+  });
+});

@@ -14,6 +14,8 @@ export class OverloadedError extends Error {
 export interface FairQueueOptions {
   /** Statements that may run at once: the connections they run on. */
   seats: number;
+  /** Seats one flow may hold at once (default: all): the rest stay free for the others. */
+  seatsPerFlow?: number;
   /** The longest a statement should wait for a seat (QUEUE_DEADLINE_MS). */
   deadlineMs: number;
   /** A hard bound on the statements waiting, whatever the estimate says (memory, timers). */
@@ -73,6 +75,7 @@ const RECHECK_MS = 100;
  */
 export class FairQueue {
   readonly seats: number;
+  readonly seatsPerFlow: number;
   private readonly flows = new Map<string, Flow>();
   private running = 0;
   /** The sum of the running statements' start times: their mean age without a list of them. */
@@ -85,6 +88,7 @@ export class FairQueue {
 
   constructor(private readonly options: FairQueueOptions) {
     this.seats = options.seats;
+    this.seatsPerFlow = Math.min(options.seatsPerFlow ?? options.seats, options.seats);
     this.serviceMs = options.initialServiceMs ?? 20;
     this.now = options.now ?? (() => performance.now());
   }
@@ -112,7 +116,9 @@ export class FairQueue {
   async run<T>(flowId: string, task: () => Promise<T>): Promise<T> {
     const flow = this.flowOf(flowId);
     let startedAt: number;
-    if (this.running < this.seats && this.waitingCount === 0) {
+    // A seat free and no statement that may take it waiting (dispatch gives every free seat to a
+    // waiting flow below its share; what waits with a seat free is of flows at their share).
+    if (this.running < this.seats && flow.running < this.seatsPerFlow && !flow.waiting.length) {
       startedAt = this.take(flow);
       this.observer?.waited(0);
     } else {
@@ -167,13 +173,17 @@ export class FairQueue {
 
   /** Refuses the newest waiters of the heaviest flows until the backlog drains in time. */
   private shed(): void {
-    while (
-      this.waitingCount > this.options.maxWaiting ||
-      (this.waitingCount * this.estimatedServiceMs) / this.seats > this.options.deadlineMs
-    ) {
+    for (;;) {
       const heaviest = this.heaviestWaitingFlow();
-      const waiter = heaviest?.waiting.at(-1);
-      if (waiter === undefined) return;
+      if (heaviest === undefined) return;
+      const serviceMs = this.estimatedServiceMs;
+      const tooMany =
+        this.waitingCount > this.options.maxWaiting ||
+        (this.waitingCount * serviceMs) / this.seats > this.options.deadlineMs ||
+        // A flow's own backlog drains through its share of the seats only.
+        (heaviest.waiting.length * serviceMs) / this.seatsPerFlow > this.options.deadlineMs;
+      if (!tooMany) return;
+      const waiter = heaviest.waiting.at(-1)!;
       this.remove(waiter);
       waiter.reject(
         new OverloadedError(`the backlog would not drain within ${this.options.deadlineMs} ms`),
@@ -235,16 +245,16 @@ export class FairQueue {
     this.dispatch();
   }
 
-  /** Gives free seats to the least served waiting flows. */
+  /** Gives free seats to the least served waiting flows below their share. */
   private dispatch(): void {
     while (this.running < this.seats && this.waitingCount > 0) {
       let next: Flow | undefined;
       for (const flow of this.flows.values()) {
-        if (flow.waiting.length > 0 && (next === undefined || flow.served < next.served)) {
-          next = flow;
-        }
+        const eligible = flow.waiting.length > 0 && flow.running < this.seatsPerFlow;
+        if (eligible && (next === undefined || flow.served < next.served)) next = flow;
       }
-      const waiter = next!.waiting.shift()!;
+      if (next === undefined) return;
+      const waiter = next.waiting.shift()!;
       // Taken now, before the waiter resumes, so that this loop and any statement arriving
       // meanwhile see it as taken.
       const startedAt = this.take(waiter.flow);
