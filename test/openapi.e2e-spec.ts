@@ -532,7 +532,10 @@ describe('with a limit of 2 requests per minute per key and per address', () => 
       // A 200 without the X-RateLimit headers that the contract promises on it (the throttler,
       // which sets them, skipped).
       const throttled = jest
-        .spyOn(RateLimitGuard.prototype as unknown as { handleRequest(): Promise<boolean> }, 'handleRequest')
+        .spyOn(
+          RateLimitGuard.prototype as unknown as { handleRequest(): Promise<boolean> },
+          'handleRequest',
+        )
         .mockResolvedValueOnce(true);
 
       expect((await getWithKey(t.app, '/v1/me', key)).status).toBe(200);
