@@ -64,11 +64,13 @@ const RECHECK_MS = 100;
  *   companies with contacts, or a deep offset, costs its flow what it took, and a workspace with one
  *   statement waiting goes ahead of another's backlog. A flow that comes back from idle starts level
  *   with the least served active flow: it gets no credit for the time it was away.
+ * - **A share per flow.** One flow holds at most `seatsPerFlow` seats at once; what waits beyond
+ *   that waits even with seats free, which stay for the other flows.
  * - **Bounded by time, heaviest shed first.** The backlog is kept small enough to drain within
- *   `deadlineMs` at the measured service rate (seats / time per statement). A statement that would
- *   push it past that is admitted, and the flow with the most in flight (running and waiting) loses
- *   its newest waiter, refused at once with OverloadedError: the newcomer itself when its flow is
- *   the heaviest. A statement that still waits at the deadline (the estimate was wrong: the
+ *   `deadlineMs` at the measured service rate (seats / time per statement; a flow's own backlog
+ *   through its share only). A statement that would push it past that is admitted, and the flow
+ *   with the most in flight (running and waiting) loses its newest waiter, refused at once with
+ *   OverloadedError: the newcomer itself when its flow is the heaviest. A statement that still waits at the deadline (the estimate was wrong: the
  *   database slowed down) is refused then.
  * - **No flow labels.** Flows live only while they have work; the queue keeps nothing per
  *   workspace beyond that.

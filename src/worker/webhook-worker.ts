@@ -50,8 +50,9 @@ const MAX_JOB_WAIT_SECONDS = 24 * 60 * 60;
 const STOP_TIMEOUT_MS = 30_000;
 
 /**
- * The worker process's work: a dispatcher turning changes into events and jobs, and delivery
- * loops taking the jobs (pg-boss). Any number of workers may run against one database.
+ * The worker process's work: a dispatcher turning changes into events and jobs, and a fetch loop
+ * taking the jobs (pg-boss) while there are places for their attempts, each endpoint within its
+ * share (DeliverySlots). Any number of workers may run against one database.
  */
 export class WebhookWorker {
   private readonly pool: Pool;
