@@ -1,6 +1,6 @@
 import type { NestApplicationOptions } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { answerClientErrors } from './http/client-error';
+import { answerClientErrors, serveAnyExpectation } from './http/client-error';
 import { compressJson } from './http/compression';
 import { readMalformedIdsLiterally } from './http/literal-path';
 import { parseQueryString } from './http/query-string';
@@ -37,6 +37,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.use(readMalformedIdsLiterally);
   // Requests that Node's parser refuses get the envelope too (see client-error.ts).
   answerClientErrors(app.getHttpServer());
+  serveAnyExpectation(app.getHttpServer());
   // GET /v1/openapi.json and /docs: after the headers above, before the guards (no key needed).
   serveApiDocs(app);
   return app;

@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import request from 'supertest';
+import { Database } from '../src/database/database';
 import type { Workspace } from '../src/generated/prisma/client';
 import { createTestApp, type TestApp } from './support/app';
 import { waitForLockWaiter } from './support/database';
@@ -437,6 +438,35 @@ describe('change feeds', () => {
           path,
           message: 'Not Found',
         });
+      }
+    });
+
+    it('404 without a query for an id that no item can have (NUL, too long)', async () => {
+      const { key, id } = await tenantWithCompany();
+      const database = t.app.get(Database);
+      const reads = jest.spyOn(database.fairQueue, 'run');
+      try {
+        for (const path of [
+          '/v1/companies/%00',
+          `/v1/companies/${id}%00`,
+          `/v1/companies/%00${id}`,
+          '/v1/leads/%00',
+          `/v1/companies/${'x'.repeat(101)}`,
+        ]) {
+          expectErrorEnvelope(await getWithKey(t.app, path, key), {
+            status: 404,
+            error: 'NOT_FOUND',
+            path,
+            message: 'Not Found',
+          });
+        }
+        expect(reads).not.toHaveBeenCalled();
+        // The longest possible id is looked up (and is not there).
+        const longest = `/v1/companies/${'x'.repeat(100)}`;
+        expect((await getWithKey(t.app, longest, key)).status).toBe(404);
+        expect(reads).toHaveBeenCalledTimes(1);
+      } finally {
+        reads.mockRestore();
       }
     });
 

@@ -296,6 +296,25 @@ describe('methods other than GET', () => {
   });
 });
 
+describe('Expect', () => {
+  it.each(['something-else', '200-ok', 'x'])(
+    'Expect: %s is served as any request: the answer, its headers and a log line, never a bare 417',
+    async (expectation) => {
+      for (const [headers, status] of [
+        [[`Authorization: Bearer ${key}`, `Expect: ${expectation}`, 'Connection: close'], 200],
+        [[`Expect: ${expectation}`, 'Connection: close'], 401],
+      ] as const) {
+        const { received } = await exchange(port, wire('GET /v1/me HTTP/1.1', [...headers]));
+        const [response] = parseResponses(received);
+        expect(response.status).toBe(status);
+        expect(response.headers['x-request-id']).toBeDefined();
+        expect(response.headers['x-content-type-options']).toBe('nosniff');
+        if (status === 401) expect(JSON.parse(response.body)).toMatchObject({ statusCode: 401 });
+      }
+    },
+  );
+});
+
 describe('bodies where none is expected', () => {
   const BODY = '{"limit":500,"since":"yesterday"}';
   const next = () =>

@@ -8,6 +8,7 @@ import type {
   SchemaObject,
 } from '@nestjs/swagger';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Script } from 'node:vm';
 import request from 'supertest';
 import * as rateLimitHeaders from '../src/rate-limit/rate-limit-headers';
@@ -110,6 +111,20 @@ describe('the OpenAPI document', () => {
     const committed = readFileSync(OPENAPI_FILE, 'utf8');
     // On a failure: `npm run openapi` writes the file again; commit it with the change.
     expect(committed).toBe(serializeOpenApiDocument(document));
+  });
+
+  it("is the README's list of operations, every one", () => {
+    const readme = readFileSync(join(__dirname, '..', 'README.md'), 'utf8');
+    const listed = /the (\w+) operations are ([^.]+)\./.exec(readme.replace(/\s+/g, ' '));
+    const ids = Object.values(document.paths).flatMap((item) =>
+      Object.values(item as Record<string, OperationObject>).map((op) => op.operationId),
+    );
+    expect(
+      listed?.[2]
+        .match(/`(\w+)`/g)
+        ?.map((id) => id.slice(1, -1))
+        .sort(),
+    ).toEqual(ids.sort());
   });
 
   describe('GET /v1/openapi.json', () => {

@@ -56,8 +56,11 @@ describe('per-key rate limit (default: 120 per minute)', () => {
   let url: string;
 
   beforeAll(async () => {
-    // The in-flight limit (20 per workspace) out of the way: this is the per-minute limit's test.
-    t = await createTestApp({ env: { MAX_IN_FLIGHT_PER_WORKSPACE: '1000' } });
+    // The in-flight limit (20 per workspace) and the fair queue's shedding (a backlog of one
+    // workspace past 5 s) out of the way: this is the per-minute limit's test.
+    t = await createTestApp({
+      env: { MAX_IN_FLIGHT_PER_WORKSPACE: '1000', QUEUE_DEADLINE_MS: '60000' },
+    });
     url = await listening(t);
   });
 

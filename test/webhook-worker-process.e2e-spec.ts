@@ -127,6 +127,20 @@ it('SIGTERM drains: the attempt in flight is answered and recorded, then the wor
   expect(await worker.exited).toMatchObject({ code: 0 });
   expect(await eventStates(endpointId)).toEqual(['delivered']);
   expect(worker.output.join('')).toMatch(/draining/);
+  // Its lines in the server's format: level names and ISO times, one JSON object a line.
+  const lines = worker.output
+    .join('')
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { level: unknown; time: unknown; service: unknown });
+  expect(lines.length).toBeGreaterThan(0);
+  for (const line of lines) {
+    expect(line).toMatchObject({
+      level: expect.stringMatching(/^(info|warn|error|fatal)$/),
+      time: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+      service: 'webhook-worker',
+    });
+  }
 });
 
 it('refuses WEBHOOK_ALLOW_PRIVATE_NETWORKS in production unless confirmed', async () => {

@@ -2,6 +2,7 @@ import { GoneException } from '@nestjs/common';
 import { type JsonText, jsonText } from '../http/json-text';
 import type { Queryable } from '../database/queryable';
 import { sizedSql } from '../items/body-budget';
+import { isPossibleId } from '../items/fields';
 import type { BodyRoom } from '../items/list-page';
 import type { ChangeCursors } from './change-cursor';
 import type { Feed } from './change-feed-sql';
@@ -90,13 +91,17 @@ function envelope(row: FeedRow, nextCursor: string): string {
   ]).toString('utf8');
 }
 
-/** Runs a single-item statement (item-sql.ts): the item's JSON, or null when not in the workspace. */
+/**
+ * Runs a single-item statement (item-sql.ts): the item's JSON, or null when not in the workspace.
+ * An id that no item can have (isPossibleId) is null without a query.
+ */
 export async function itemById<T>(
   database: Queryable,
   sql: string,
   workspaceId: string,
   id: string,
 ): Promise<JsonText<T> | null> {
+  if (!isPossibleId(id)) return null;
   const [row] = await database.query<{ body: string }>(sql, [workspaceId, id]);
   return row ? jsonText<T>(row.body) : null;
 }

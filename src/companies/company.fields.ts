@@ -1,4 +1,13 @@
-import { count, dateTime, type FieldMap, nullableText, oneOf, score, text } from '../items/fields';
+import {
+  count,
+  dateTime,
+  type FieldMap,
+  ID_MAX_LENGTH,
+  nullableText,
+  oneOf,
+  score,
+  text,
+} from '../items/fields';
 import { CrmStatus, IntentLevel, Seniority } from '../generated/prisma/enums';
 import type { CompanyDto, ContactDto } from './dto/company.dto';
 
@@ -7,7 +16,7 @@ import type { CompanyDto, ContactDto } from './dto/company.dto';
  * what the import accepts, what the database stores (CHECK constraints, migration
  * 20261125000000_field_bounds) and what a response can weigh (docs/api.md, "Sizes").
  *
- * - Ids: 100. Ours are a prefix and a few digits (`co_000001`); 100 holds a UUID (36) or a
+ * - Ids: 100 (ID_MAX_LENGTH, items/fields.ts). Ours are a prefix and a few digits (`co_000001`); 100 holds a UUID (36) or a
  *   prefixed ULID with room, and keeps the feeds' cursors, which carry an id, short.
  * - Names (company, person) and job titles: 200. The UK's register caps company names at 160
  *   characters (legal form included); a person's full name or a title longer than 200 is a
@@ -27,7 +36,6 @@ import type { CompanyDto, ContactDto } from './dto/company.dto';
  *   (2,048): the field holds LinkedIn profiles only, and each contact's bound weighs on a page of
  *   up to 200 companies (docs/api.md, "Sizes").
  */
-export const ID_MAX_LENGTH = 100;
 const NAME_MAX_LENGTH = 200;
 const LABEL_MAX_LENGTH = 100;
 const BAND_MAX_LENGTH = 50;

@@ -61,3 +61,13 @@ export function answerClientErrors(server: Server): void {
     );
   });
 }
+
+/**
+ * A request whose `Expect` is not `100-continue`: Node answers it a bare 417 by itself, without
+ * the envelope, the headers or a log line, unless the server takes the request. This API reads no
+ * request body, so no expectation changes what it does: the request is served like any other (a
+ * server MAY answer 417 to an expectation it cannot meet, RFC 9110, 10.1.1; it need not).
+ */
+export function serveAnyExpectation(server: Server): void {
+  server.on('checkExpectation', (request, response) => server.emit('request', request, response));
+}

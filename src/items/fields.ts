@@ -101,6 +101,23 @@ export function boundedColumns(
   );
 }
 
+/** The bound of every id (companies, contacts, leads): see company.fields.ts for the reasons. */
+export const ID_MAX_LENGTH = 100;
+
+/**
+ * Whether an id could be one that the import stored: non-empty, at most ID_MAX_LENGTH characters,
+ * no NUL (PostgreSQL's text cannot hold it; a query with one fails) and no lone UTF-16 surrogate
+ * (the import refuses both). Anything else is the 404 of an unknown id, without a query.
+ */
+export function isPossibleId(id: string): boolean {
+  return (
+    id.length > 0 &&
+    !id.includes('\u0000') &&
+    id.isWellFormed() &&
+    characterCount(id) <= ID_MAX_LENGTH
+  );
+}
+
 /** Characters as PostgreSQL's char_length counts them: code points, a surrogate pair being one. */
 export function characterCount(value: string): number {
   let count = 0;

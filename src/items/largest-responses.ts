@@ -3,10 +3,10 @@ import { MAX_CHANGES_LIMIT } from '../changes/changes-query.dto';
 import {
   COMPANY_FIELDS,
   CONTACT_FIELDS,
-  ID_MAX_LENGTH,
   MAX_CONTACTS_PER_COMPANY,
 } from '../companies/company.fields';
 import { MAX_LIMIT } from '../http/list-query.dto';
+import { ID_MAX_LENGTH } from './fields';
 import { LEAD_FIELDS } from '../leads/lead.fields';
 import {
   maxArrayBytes,

@@ -1,13 +1,14 @@
 import {
   dateTime,
   type FieldMap,
+  ID_MAX_LENGTH,
   joinedText,
   nullableText,
   oneOf,
   score,
   text,
 } from '../items/fields';
-import { COMPANY_FIELDS, CONTACT_FIELDS, ID_MAX_LENGTH } from '../companies/company.fields';
+import { COMPANY_FIELDS, CONTACT_FIELDS } from '../companies/company.fields';
 import { IntentLevel, LeadStatus } from '../generated/prisma/enums';
 import type { LeadDto } from './dto/lead.dto';
 

@@ -1,33 +1,49 @@
-import { DeliverySlots } from './delivery-slots';
+import { DeliverySlots, SLOW_ATTEMPT_MS } from './delivery-slots';
 
 describe('DeliverySlots', () => {
-  it('gives one endpoint at most its share, and the rest of the capacity to the others', () => {
-    const slots = new DeliverySlots(5, 2);
+  it('gives an endpoint its share at once, keeps its next jobs for its next turns', () => {
+    let now = 0;
+    const slots = new DeliverySlots<string>(10, 2, () => now);
     slots.hold(5);
-    expect(slots.tryStart('hanging')).not.toBe(false);
-    expect(slots.tryStart('hanging')).not.toBe(false);
-    expect(slots.tryStart('hanging')).toBe(false);
-    expect(slots.tryStart('healthy')).not.toBe(false);
-    slots.unhold(2);
-    expect(slots.attempts).toBe(3);
-    expect(slots.room).toBe(2);
+    expect(['a1', 'a2', 'a3', 'a4'].map((job) => slots.admit('a', job))).toEqual([
+      'start',
+      'start',
+      'wait',
+      'wait',
+    ]);
+    expect(slots.admit('b', 'b1')).toBe('start');
+    // a1's exchange ends: a3 starts in its place, then a4.
+    now += 10;
+    expect(slots.attemptEnded('a', 0)).toEqual({ job: 'a3', startedAt: 10 });
+    expect(slots.attemptEnded('a', 0)).toEqual({ job: 'a4', startedAt: 10 });
+    expect(slots.attemptEnded('a', 10)).toBeUndefined();
+    expect(slots.room).toBe(5);
+    slots.release(5);
+    expect(slots.room).toBe(10);
   });
 
-  it('frees the place of a finished attempt and says how old the oldest one is', async () => {
-    let now = 1_000;
-    const slots = new DeliverySlots(2, 2, () => now);
-    slots.hold(2);
-    const first = slots.tryStart('a') as number;
-    now += 500;
-    const second = slots.tryStart('a') as number;
-    now += 500;
-    expect(slots.oldestAttemptMs('a')).toBe(1_000);
+  it("sends a slow endpoint's jobs back, those that waited included, and says how slow", () => {
+    let now = 0;
+    const slots = new DeliverySlots<string>(100, 2, () => now);
+    slots.admit('hanging', 'h1');
+    slots.admit('hanging', 'h2');
+    expect(slots.admit('hanging', 'h3')).toBe('wait');
+    expect(slots.takeWaitingOfSlowEndpoints()).toEqual([]);
+    now += SLOW_ATTEMPT_MS;
+    expect(slots.admit('hanging', 'h4')).toBe('defer');
+    expect(slots.takeWaitingOfSlowEndpoints()).toEqual([{ endpointId: 'hanging', jobs: ['h3'] }]);
+    expect(slots.oldestAttemptMs('hanging')).toBe(SLOW_ATTEMPT_MS);
+    // Another endpoint is not held up by it.
+    expect(slots.admit('healthy', 'ok1')).toBe('start');
+  });
+
+  it('wakes whoever waits for a place', async () => {
+    const slots = new DeliverySlots<string>(1, 1);
+    slots.hold(1);
+    expect(slots.room).toBe(0);
     const freed = slots.freed();
-    slots.finish('a', first);
+    slots.release();
     await freed;
-    expect(slots.oldestAttemptMs('a')).toBe(500);
-    slots.finish('a', second);
-    expect(slots.oldestAttemptMs('a')).toBe(0);
-    expect(slots.room).toBe(2);
+    expect(slots.room).toBe(1);
   });
 });

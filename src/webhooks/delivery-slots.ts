@@ -1,14 +1,36 @@
-/**
- * The worker's delivery capacity, shared out by endpoint: at most `capacity` attempts in flight in
- * the worker, and at most `perEndpoint` of them for any one endpoint. An endpoint that hangs,
- * answers slowly or fails holds at most its own share; the rest stays free for the others. Jobs
- * fetched but not yet started hold `pending` places, so the worker never fetches more than it can
- * start.
+/*
+ * An endpoint is slow once its oldest attempt in flight has lasted this long: a receiver that
+ * answers at all answers most requests in well under a second. Its jobs then stop waiting in the
+ * worker (they go back to the queue for later), so that they cannot hold the worker's places.
  */
-export class DeliverySlots {
-  private readonly inFlight = new Map<string, { count: number; since: number[] }>();
-  private total = 0;
-  private pending = 0;
+export const SLOW_ATTEMPT_MS = 1_000;
+
+/** Where a fetched job goes. */
+export type Admission = 'start' | 'wait' | 'defer';
+
+interface EndpointState<J> {
+  /** Start times of the endpoint's attempts in flight (their HTTP exchanges). */
+  open: number[];
+  /** Jobs fetched for it, waiting for one of its attempts to end. */
+  waiting: J[];
+}
+
+/**
+ * The worker's delivery capacity, shared out by endpoint.
+ *
+ * - At most `capacity` jobs are held by the worker at once (fetched and not yet recorded: in
+ *   flight, waiting here for their endpoint, or being recorded), which bounds its memory.
+ * - At most `perEndpoint` attempts of one endpoint are in flight at once. A job of an endpoint
+ *   that has them waits here and starts as soon as one of them ends, so that a fast endpoint with a
+ *   backlog is served at its own pace, without a trip back to the queue.
+ * - An endpoint is slow once its oldest attempt in flight has lasted SLOW_ATTEMPT_MS: its jobs do
+ *   not wait here (those that did are taken back out): they go back to the queue for later. So an
+ *   endpoint that hangs holds its `perEndpoint` places, and for at most SLOW_ATTEMPT_MS some more;
+ *   the rest of the capacity stays with the other endpoints.
+ */
+export class DeliverySlots<J> {
+  private readonly endpoints = new Map<string, EndpointState<J>>();
+  private held = 0;
   private waiters: (() => void)[] = [];
 
   constructor(
@@ -19,61 +41,99 @@ export class DeliverySlots {
 
   /** Places free for jobs to fetch. */
   get room(): number {
-    return Math.max(0, this.capacity - this.total - this.pending);
+    return Math.max(0, this.capacity - this.held);
   }
 
-  /** Attempts in flight, every endpoint together. */
-  get attempts(): number {
-    return this.total;
+  /** Jobs held, in flight or waiting or being recorded. */
+  get jobsHeld(): number {
+    return this.held;
   }
 
-  /** Holds places for `count` jobs being fetched or looked at. */
+  /** Holds places for `count` jobs about to be fetched. */
   hold(count: number): void {
-    this.pending += count;
+    this.held += count;
   }
 
-  /** Gives held places back (their jobs were not for sending now). */
-  unhold(count: number): void {
-    this.pending -= count;
-    this.wake();
+  /** Gives back the places of `count` jobs that are done with (recorded, deferred, gone). */
+  release(count = 1): void {
+    this.held -= count;
+    if (count > 0) this.wake();
   }
 
   /**
-   * Turns one held place into an attempt for the endpoint, unless it has its share in flight:
-   * returns when it started (to give to finish), or false.
+   * Where a fetched job of the endpoint goes: `start` (an attempt opens now: call attemptEnded when
+   * its exchange ends, with the time returned by startedAt), `wait` (kept here until one of its
+   * endpoint's attempts ends), or `defer` (the endpoint is slow: back to the queue).
    */
-  tryStart(endpointId: string): number | false {
-    const endpoint = this.inFlight.get(endpointId) ?? { count: 0, since: [] };
-    if (endpoint.count >= this.perEndpoint) return false;
-    const startedAt = this.now();
-    endpoint.count++;
-    endpoint.since.push(startedAt);
-    this.inFlight.set(endpointId, endpoint);
-    this.total++;
-    this.pending--;
-    return startedAt;
+  admit(endpointId: string, job: J): Admission {
+    const endpoint = this.stateOf(endpointId);
+    if (endpoint.open.length < this.perEndpoint) {
+      endpoint.open.push(this.now());
+      return 'start';
+    }
+    if (this.isSlow(endpoint)) return 'defer';
+    endpoint.waiting.push(job);
+    return 'wait';
   }
 
-  /** The endpoint's attempt started at `startedAt` is over and recorded. */
-  finish(endpointId: string, startedAt: number): void {
-    const endpoint = this.inFlight.get(endpointId);
-    if (endpoint === undefined) return;
-    endpoint.count--;
-    endpoint.since.splice(endpoint.since.indexOf(startedAt), 1);
-    if (endpoint.count === 0) this.inFlight.delete(endpointId);
-    this.total--;
-    this.wake();
+  /** When the endpoint's newest attempt started (right after admit returned `start`). */
+  startedAt(endpointId: string): number {
+    return this.stateOf(endpointId).open.at(-1)!;
+  }
+
+  /**
+   * The exchange of the endpoint's attempt that started at `startedAt` is over (its recording is
+   * the worker's, not the endpoint's): the next job waiting for the endpoint, now started, if any.
+   */
+  attemptEnded(endpointId: string, startedAt: number): { job: J; startedAt: number } | undefined {
+    const endpoint = this.endpoints.get(endpointId);
+    if (endpoint === undefined) return undefined;
+    endpoint.open.splice(endpoint.open.indexOf(startedAt), 1);
+    const job = endpoint.waiting.shift();
+    if (job !== undefined) {
+      const now = this.now();
+      endpoint.open.push(now);
+      return { job, startedAt: now };
+    }
+    if (endpoint.open.length === 0) this.endpoints.delete(endpointId);
+    return undefined;
   }
 
   /** How long the endpoint's oldest attempt in flight has been going, in ms (0: none). */
   oldestAttemptMs(endpointId: string): number {
-    const since = this.inFlight.get(endpointId)?.since[0];
-    return since === undefined ? 0 : this.now() - since;
+    const open = this.endpoints.get(endpointId)?.open ?? [];
+    return open.length === 0 ? 0 : this.now() - Math.min(...open);
+  }
+
+  /** The jobs waiting for endpoints that have become slow, taken out (to go back to the queue). */
+  takeWaitingOfSlowEndpoints(): { endpointId: string; jobs: J[] }[] {
+    const taken: { endpointId: string; jobs: J[] }[] = [];
+    for (const [endpointId, endpoint] of this.endpoints) {
+      if (endpoint.waiting.length > 0 && this.isSlow(endpoint)) {
+        taken.push({ endpointId, jobs: endpoint.waiting });
+        endpoint.waiting = [];
+      }
+    }
+    return taken;
   }
 
   /** Resolves once a place may have been freed. */
   freed(): Promise<void> {
     return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private isSlow(endpoint: EndpointState<J>): boolean {
+    const oldest = endpoint.open.length === 0 ? undefined : Math.min(...endpoint.open);
+    return oldest !== undefined && this.now() - oldest >= SLOW_ATTEMPT_MS;
+  }
+
+  private stateOf(endpointId: string): EndpointState<J> {
+    let endpoint = this.endpoints.get(endpointId);
+    if (endpoint === undefined) {
+      endpoint = { open: [], waiting: [] };
+      this.endpoints.set(endpointId, endpoint);
+    }
+    return endpoint;
   }
 
   private wake(): void {

@@ -68,33 +68,45 @@ interface DeliveredAttempt {
   sentAt: Date;
 }
 
+/** A job's claim of its event, made with others in one statement. */
+interface Claim {
+  eventId: string;
+  now: number;
+  /** The event, claimed for this job; undefined when another holds it or it is not due. */
+  event?: ClaimedEvent;
+  /** Another job of the same event was in the same statement and took the claim. */
+  duplicate?: boolean;
+}
+
 /**
  * Makes the attempts that jobs stand for. The event is claimed first (a lease in its row, taken by
- * one statement): of two jobs of the same event, in two workers, one sends and the other finds it
- * leased and comes back when the lease ends. Each attempt is then recorded as soon as it ends, and
- * its job completed after: the outcome, the event's next state, the endpoint's health and the next
- * attempt's job in one transaction for a failure; the delivered ones that end within a few ms of
- * each other in one statement. A worker killed before it records leaves the event leased and the
- * job active; pg-boss retries the job once it expires, and the event is sent again (at least once,
- * never lost).
+ * one statement for the jobs that start within a few ms of each other): of two jobs of the same
+ * event, in two workers, one sends and the other finds it leased and comes back when the lease
+ * ends. Each attempt is then recorded as soon as it ends, and its job completed after: a failure's
+ * attempt, the event's next state, the endpoint's health and the next attempt's job in one
+ * transaction; delivered attempts that end within a few ms of each other in one statement. A
+ * worker killed before it records leaves the event leased and the job active; pg-boss retries the
+ * job once it expires, and the event is sent again (at least once, never lost).
  *
- * Each endpoint gets at most its share of the worker's attempts in flight (DeliverySlots): a job
- * of an endpoint that has its share is not claimed but put back in the queue for a little later,
- * so that a hanging or slow endpoint delays its own events only.
+ * Each endpoint gets its share of the worker's attempts (DeliverySlots): a hanging or slow endpoint
+ * delays its own events only.
  */
 export class WebhookDelivery {
   readonly leaseMs: number;
+  private readonly claims = new Batcher<Claim>((claims) => this.claim(claims));
   private readonly delivered = new Batcher<DeliveredAttempt>((attempts) =>
     this.recordDelivered(attempts),
   );
   private readonly completed = new Batcher<string>((ids) =>
     this.boss.complete(DELIVERY_QUEUE, ids),
   );
+  private readonly running = new Set<Promise<void>>();
 
   constructor(
     private readonly pool: Pool,
     private readonly boss: PgBoss,
-    private readonly slots: DeliverySlots,
+    private readonly slots: DeliverySlots<FetchedJob>,
+    private readonly onError: (error: unknown) => void,
     private readonly options: DeliveryOptions,
   ) {
     // Twice the attempt's timeout: an attempt in flight always ends before its lease does.
@@ -102,36 +114,46 @@ export class WebhookDelivery {
   }
 
   /**
-   * The attempts of jobs fetched with `slots.hold(jobs.length)`: each place is either started for
-   * its endpoint or given back. Resolves once every attempt started here is recorded.
+   * Takes jobs fetched with `slots.hold(jobs.length)`: each starts now, waits for its endpoint, or
+   * goes back to the queue. Resolves once each is placed; the attempts go on by themselves.
    */
-  async deliver(jobs: FetchedJob[]): Promise<void> {
-    const started: { job: FetchedJob; endpointId: string; startedAt: number }[] = [];
-    let held = jobs.length;
+  async accept(jobs: FetchedJob[]): Promise<void> {
+    let unplaced = jobs.length;
     try {
       const endpointOf = await this.endpointsOf(jobs);
       const deferred: { job: FetchedJob; endpointId: string }[] = [];
       const gone: string[] = [];
       for (const job of jobs) {
+        unplaced--;
         const endpointId = endpointOf.get(job.eventId);
-        const startedAt = endpointId === undefined ? false : this.slots.tryStart(endpointId);
-        if (startedAt !== false) {
-          held--;
-          started.push({ job, endpointId: endpointId!, startedAt });
-        } else if (endpointId === undefined) gone.push(job.id);
-        else deferred.push({ job, endpointId });
+        if (endpointId === undefined) {
+          gone.push(job.id);
+          continue;
+        }
+        const admission = this.slots.admit(endpointId, job);
+        if (admission === 'start') this.start(job, endpointId, this.slots.startedAt(endpointId));
+        else if (admission === 'defer') deferred.push({ job, endpointId });
       }
-      this.slots.unhold(held);
-      held = 0;
-      await Promise.all([this.defer(deferred), ...gone.map((id) => this.completed.add(id))]);
-      await this.attempts(started);
+      await Promise.all([
+        this.defer(deferred),
+        ...gone.map((id) => this.completed.add(id).finally(() => this.slots.release())),
+      ]);
     } finally {
-      this.slots.unhold(held);
+      this.slots.release(unplaced);
     }
   }
 
-  /** Drains what waits to be written: the worker's stop calls it once nothing is in flight. */
+  /** Jobs that waited for endpoints that have become slow: back to the queue. */
+  async deferWaitingOfSlowEndpoints(): Promise<void> {
+    const taken = this.slots.takeWaitingOfSlowEndpoints();
+    await this.defer(
+      taken.flatMap(({ endpointId, jobs }) => jobs.map((job) => ({ job, endpointId }))),
+    );
+  }
+
+  /** Waits for every attempt under way, then writes what waits to be written (the worker's stop). */
   async drain(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
     await this.delivered.drain();
     await this.completed.drain();
   }
@@ -146,88 +168,112 @@ export class WebhookDelivery {
   }
 
   /**
-   * Jobs of endpoints that have their share in flight: queued again for later (a new job), then
-   * completed. Later is how long the endpoint's oldest attempt has been going (an endpoint that
+   * Jobs of slow endpoints: queued again for later (a new job), then completed, and their places
+   * given back. Later is how long the endpoint's oldest attempt has been going (an endpoint that
    * hangs is not asked again every second), at least 1 s and at most an attempt's timeout.
    */
   private async defer(deferred: { job: FetchedJob; endpointId: string }[]): Promise<void> {
     if (deferred.length === 0) return;
     const timeoutSeconds = Math.ceil(this.options.send.timeoutMs / 1000);
-    await this.boss.insert(
-      deferred.map(({ job, endpointId }) => {
-        const waited = Math.ceil(this.slots.oldestAttemptMs(endpointId) / 1000);
-        const seconds = Math.max(1, Math.min(timeoutSeconds, waited));
-        return {
-          name: DELIVERY_QUEUE,
-          data: { eventId: job.eventId },
-          ...jobOptions(this.leaseMs),
-          // A number of seconds: pg-boss starts it that long after the database's now().
-          startAfter: String(seconds),
-        };
-      }),
-    );
-    await Promise.all(deferred.map(({ job }) => this.completed.add(job.id)));
-  }
-
-  /** Claims the started jobs' events in one statement, then makes and records each attempt. */
-  private async attempts(
-    started: { job: FetchedJob; endpointId: string; startedAt: number }[],
-  ): Promise<void> {
-    if (started.length === 0) return;
-    const finish = ({ endpointId, startedAt }: (typeof started)[number]) =>
-      this.slots.finish(endpointId, startedAt);
-    let claimed: Map<string, ClaimedEvent>;
-    const now = this.options.clock.now();
     try {
-      const { rows } = await this.pool.query<ClaimedEvent>(CLAIM_EVENTS_SQL, [
-        started.map(({ job }) => job.eventId),
-        new Date(now),
-        new Date(now + this.leaseMs),
-      ]);
-      claimed = new Map(rows.map((event) => [event.id, event]));
-    } catch (error) {
-      started.forEach(finish);
-      throw error;
+      await this.boss.insert(
+        deferred.map(({ job, endpointId }) => {
+          const waited = Math.ceil(this.slots.oldestAttemptMs(endpointId) / 1000);
+          return {
+            name: DELIVERY_QUEUE,
+            data: { eventId: job.eventId },
+            ...jobOptions(this.leaseMs),
+            // A number of seconds: pg-boss starts it that long after the database's now().
+            startAfter: String(Math.max(1, Math.min(timeoutSeconds, waited))),
+          };
+        }),
+      );
+      await Promise.all(deferred.map(({ job }) => this.completed.add(job.id)));
+    } finally {
+      this.slots.release(deferred.length);
     }
-    const seen = new Set<string>();
-    const results = await Promise.allSettled(
-      started.map(async (attempt) => {
-        try {
-          // Two jobs of one event in one batch: the first does what is to be done, the other
-          // nothing.
-          const { eventId } = attempt.job;
-          const first = !seen.has(eventId);
-          seen.add(eventId);
-          const event = claimed.get(eventId);
-          if (first && event !== undefined) await this.attempt(event, now);
-          else if (first) await this.notClaimed(eventId, now);
-          await this.completed.add(attempt.job.id);
-        } finally {
-          finish(attempt);
-        }
-      }),
-    );
-    // A failure to record leaves its job active: pg-boss retries it once it expires (a retry of a
-    // delivered event sends nothing).
-    const failure = results.find((result) => result.status === 'rejected');
-    if (failure) throw failure.reason;
   }
 
-  /** One attempt, recorded as soon as it ends. */
-  private async attempt(event: ClaimedEvent, now: number): Promise<void> {
-    const sentAt = new Date(now);
-    const outcome = await sendWebhook(
+  /** Runs one job's attempt by itself; the next job waiting for its endpoint follows it. */
+  private start(job: FetchedJob, endpointId: string, startedAt: number): void {
+    const run = this.run(job, endpointId, startedAt).catch(this.onError);
+    this.running.add(run);
+    void run.finally(() => this.running.delete(run));
+  }
+
+  /**
+   * Claims the job's event, makes the attempt, hands the endpoint's turn on as soon as the exchange
+   * ends, then records it and completes the job. A failure to record leaves the job active: pg-boss
+   * retries it once it expires (a retry of a delivered event sends nothing).
+   */
+  private async run(job: FetchedJob, endpointId: string, startedAt: number): Promise<void> {
+    let turnPassed = false;
+    const passTurn = () => {
+      if (turnPassed) return;
+      turnPassed = true;
+      const next = this.slots.attemptEnded(endpointId, startedAt);
+      if (next) this.start(next.job, endpointId, next.startedAt);
+    };
+    try {
+      const claim: Claim = { eventId: job.eventId, now: this.options.clock.now() };
+      await this.claims.add(claim);
+      if (claim.event !== undefined) {
+        const outcome = await this.send(claim.event, claim.now);
+        passTurn();
+        await this.record(claim.event, claim.now, outcome);
+      } else {
+        passTurn();
+        if (!claim.duplicate) await this.notClaimed(job.eventId, claim.now);
+      }
+      await this.completed.add(job.id);
+    } finally {
+      passTurn();
+      this.slots.release();
+    }
+  }
+
+  /** Claims events for the jobs that started within a few ms of each other, in one statement. */
+  private async claim(claims: Claim[]): Promise<void> {
+    const now = Math.max(...claims.map((claim) => claim.now));
+    const { rows } = await this.pool.query<ClaimedEvent>(CLAIM_EVENTS_SQL, [
+      claims.map((claim) => claim.eventId),
+      new Date(now),
+      new Date(now + this.leaseMs),
+    ]);
+    const byId = new Map(rows.map((event) => [event.id, event]));
+    for (const claim of claims) {
+      const event = byId.get(claim.eventId);
+      if (event === undefined) continue;
+      byId.delete(claim.eventId);
+      claim.event = event;
+      claim.now = now;
+    }
+    for (const claim of claims) {
+      if (claim.event === undefined && rows.some((row) => row.id === claim.eventId)) {
+        claim.duplicate = true;
+      }
+    }
+  }
+
+  /** One attempt's exchange. */
+  private send(event: ClaimedEvent, now: number): Promise<AttemptOutcome> {
+    return sendWebhook(
       {
         url: event.url,
         signingKeys: this.signingKeys(event, now),
         eventId: event.id,
         body: event.body,
-        sentAt,
+        sentAt: new Date(now),
       },
       this.options.send,
     );
+  }
+
+  /** An attempt's outcome, recorded: the delivered ones gathered, a failure in its transaction. */
+  private async record(event: ClaimedEvent, now: number, outcome: AttemptOutcome): Promise<void> {
+    const sentAt = new Date(now);
     if (outcome.delivered) await this.delivered.add({ event, outcome, sentAt });
-    else await this.record(event.id, event, sentAt, outcome);
+    else await this.recordFailure(event.id, event, sentAt, outcome);
   }
 
   /** Delivered attempts of any endpoints, in one statement. */
@@ -280,7 +326,7 @@ export class WebhookDelivery {
   }
 
   /** A failed attempt: recorded, and what follows decided, in one transaction. */
-  private async record(
+  private async recordFailure(
     eventId: string,
     event: ClaimedEvent,
     sentAt: Date,

@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { requireWebhookSecretKey, validateEnvironment } from '../config/environment';
 import { StartupError } from '../common/startup-error';
 import { sessionSettingsSource } from '../database/pool-config';
+import { loggerOptions } from '../logging/log-options';
 import { WebhookWorker } from './webhook-worker';
 
 /**
@@ -13,7 +14,11 @@ import { WebhookWorker } from './webhook-worker';
 async function main(): Promise<void> {
   if (existsSync('.env')) process.loadEnvFile('.env');
   const environment = validateEnvironment(process.env);
-  const logger = pino({ level: environment.LOG_LEVEL, base: { service: 'webhook-worker' } });
+  // The server's line format (level names, ISO times, keys redacted), and which process wrote it.
+  const logger = pino({
+    ...loggerOptions(environment.LOG_LEVEL),
+    base: { service: 'webhook-worker' },
+  });
   const worker = new WebhookWorker({
     // Through PgBouncer too: pg-boss and the dispatcher hold nothing across transactions.
     databaseUrl: environment.DATABASE_URL,
@@ -44,6 +49,6 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   const message = error instanceof StartupError ? error.message : String(error);
-  pino({ base: { service: 'webhook-worker' } }).fatal(message);
+  pino({ ...loggerOptions('info'), base: { service: 'webhook-worker' } }).fatal(message);
   process.exit(1);
 });

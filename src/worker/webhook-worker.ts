@@ -4,8 +4,8 @@ import type { Logger } from 'pino';
 import { Clock } from '../common/clock';
 import { startupOptions, type SessionSettingsSource } from '../database/pool-config';
 import { DEFAULT_TIMEOUT_MS } from '../webhooks/delivery/send-webhook';
-import { DeliverySlots } from '../webhooks/delivery-slots';
-import { WebhookDelivery } from '../webhooks/webhook-delivery';
+import { DeliverySlots, SLOW_ATTEMPT_MS } from '../webhooks/delivery-slots';
+import { type FetchedJob, WebhookDelivery } from '../webhooks/webhook-delivery';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher';
 import { DELIVERY_QUEUE, type DeliveryJob } from '../webhooks/webhook-queue';
 
@@ -59,8 +59,8 @@ export class WebhookWorker {
   private readonly boss: PgBoss;
   private readonly dispatcher: WebhookDispatcher;
   private readonly delivery: WebhookDelivery;
-  private readonly slots: DeliverySlots;
-  private readonly deliveries = new Set<Promise<void>>();
+  private readonly slots: DeliverySlots<FetchedJob>;
+  private readonly accepting = new Set<Promise<void>>();
   private dispatchTimer?: NodeJS.Timeout;
   private dispatching?: Promise<void>;
   private fetching?: Promise<void>;
@@ -89,11 +89,15 @@ export class WebhookWorker {
     });
     this.boss.on('error', (error) => options.logger.error({ err: error }, 'pg-boss error'));
     const clock = options.clock ?? new Clock();
-    this.slots = new DeliverySlots(
+    this.slots = new DeliverySlots<FetchedJob>(
       options.capacity ?? DEFAULT_CAPACITY,
       options.perEndpoint ?? DEFAULT_PER_ENDPOINT,
     );
-    this.delivery = new WebhookDelivery(this.pool, this.boss, this.slots, {
+    // A failure to record leaves its job active: pg-boss retries it once it expires (a retry of a
+    // delivered event sends nothing).
+    const onError = (error: unknown) =>
+      options.logger.error({ err: error }, 'recording a webhook attempt failed');
+    this.delivery = new WebhookDelivery(this.pool, this.boss, this.slots, onError, {
       send: {
         allowPrivateNetworks: options.allowPrivateNetworks,
         allowHttp: options.allowHttp,
@@ -129,7 +133,7 @@ export class WebhookWorker {
     this.wakeFetch?.();
     await this.dispatching;
     await this.fetching;
-    await Promise.allSettled(this.deliveries);
+    await Promise.allSettled(this.accepting);
     await this.delivery.drain();
     await this.boss.stop({ graceful: true, wait: true, close: true, timeout: STOP_TIMEOUT_MS });
     await this.pool.end();
@@ -145,9 +149,15 @@ export class WebhookWorker {
   private async fetchLoop(): Promise<void> {
     const batchSize = this.options.batchSize ?? DEFAULT_BATCH_SIZE;
     while (!this.stopped) {
+      try {
+        await this.delivery.deferWaitingOfSlowEndpoints();
+      } catch (error) {
+        this.options.logger.error({ err: error }, 'putting webhook jobs back failed; retrying');
+      }
       const room = Math.min(this.slots.room, batchSize);
       if (room === 0) {
-        await Promise.race([this.slots.freed(), this.nap(POLLING_INTERVAL_MS)]);
+        // Woken when a place frees up, and often enough to see an endpoint become slow.
+        await Promise.race([this.slots.freed(), this.nap(SLOW_ATTEMPT_MS / 4)]);
         continue;
       }
       this.slots.hold(room);
@@ -157,20 +167,19 @@ export class WebhookWorker {
       } catch (error) {
         this.options.logger.error({ err: error }, 'fetching webhook jobs failed; retrying');
       }
-      this.slots.unhold(room - jobs.length);
+      this.slots.release(room - jobs.length);
       if (jobs.length === 0) {
         await this.nap(POLLING_INTERVAL_MS);
         continue;
       }
-      const delivery = this.delivery
-        .deliver(jobs.map((job) => ({ id: job.id, eventId: job.data.eventId })))
+      // Its jobs stay active if this fails, and are retried once they expire.
+      const accepted = this.delivery
+        .accept(jobs.map((job) => ({ id: job.id, eventId: job.data.eventId })))
         .catch((error: unknown) =>
-          // Its jobs stay active and are retried once they expire (a retry of a delivered event
-          // sends nothing).
-          this.options.logger.error({ err: error }, 'recording webhook attempts failed'),
+          this.options.logger.error({ err: error }, 'taking webhook jobs failed'),
         );
-      this.deliveries.add(delivery);
-      void delivery.finally(() => this.deliveries.delete(delivery));
+      this.accepting.add(accepted);
+      void accepted.finally(() => this.accepting.delete(accepted));
     }
   }
 
