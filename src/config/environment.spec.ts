@@ -27,6 +27,8 @@ describe('validateEnvironment', () => {
     expect(environment.PORT).toBe(3000);
     expect(environment.RATE_LIMIT_PER_MINUTE).toBe(120);
     expect(environment.AUTH_FAILURE_LIMIT_PER_MINUTE).toBe(300);
+    expect(environment.MAX_IN_FLIGHT_PER_WORKSPACE).toBe(20);
+    expect(environment.QUEUE_DEADLINE_MS).toBe(5000);
     expect(environment.NODE_ENV).toBe('development');
     expect(environment.DATABASE_URL).toBe(VALID.DATABASE_URL);
     expect(environment.API_KEY_SECRET).toBe(VALID.API_KEY_SECRET);
@@ -87,6 +89,10 @@ describe('validateEnvironment', () => {
     ['DATABASE_READ_URL', { ...VALID, DATABASE_READ_URL: 'postgresql://a/db,mysql://b/db' }],
     ['DATABASE_READ_URL', { ...VALID, DATABASE_READ_URL: 'postgresql://a/db, postgresql://b/db' }],
     ['READ_REPLICA_MAX_LAG_MS', { ...VALID, READ_REPLICA_MAX_LAG_MS: '0' }],
+    ['MAX_IN_FLIGHT_PER_WORKSPACE', { ...VALID, MAX_IN_FLIGHT_PER_WORKSPACE: '0' }],
+    ['MAX_IN_FLIGHT_PER_WORKSPACE', { ...VALID, MAX_IN_FLIGHT_PER_WORKSPACE: 'many' }],
+    ['QUEUE_DEADLINE_MS', { ...VALID, QUEUE_DEADLINE_MS: '50' }],
+    ['QUEUE_DEADLINE_MS', { ...VALID, QUEUE_DEADLINE_MS: '600000' }],
     ['DATABASE_MIGRATION_URL', { ...VALID, DATABASE_MIGRATION_URL: 'localhost:5432' }],
     ['DATABASE_POOLER', { ...VALID, DATABASE_POOLER: 'pgpool' }],
   ])('refuses a missing or bad %s, naming it', (name, raw) => {

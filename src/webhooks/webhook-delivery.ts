@@ -241,17 +241,15 @@ export class WebhookDelivery {
       new Date(now + this.leaseMs),
     ]);
     const byId = new Map(rows.map((event) => [event.id, event]));
+    const taken = new Set<string>();
     for (const claim of claims) {
       const event = byId.get(claim.eventId);
       if (event === undefined) continue;
-      byId.delete(claim.eventId);
-      claim.event = event;
+      // The first job of an event takes the claim; another in the same statement has nothing to do.
+      if (taken.has(claim.eventId)) claim.duplicate = true;
+      else claim.event = event;
+      taken.add(claim.eventId);
       claim.now = now;
-    }
-    for (const claim of claims) {
-      if (claim.event === undefined && rows.some((row) => row.id === claim.eventId)) {
-        claim.duplicate = true;
-      }
     }
   }
 
