@@ -37,6 +37,20 @@ describe('DeliverySlots', () => {
     expect(slots.admit('healthy', 'ok1')).toBe('start');
   });
 
+  it('when the worker stops: no next job is started, and every waiting job can be taken back', () => {
+    const slots = new DeliverySlots<string>(10, 1, () => 0);
+    slots.admit('a', 'a1');
+    slots.admit('a', 'a2');
+    slots.admit('b', 'b1');
+    slots.admit('b', 'b2');
+    expect(slots.attemptEnded('a', 0, false)).toBeUndefined();
+    expect(slots.takeWaitingOfSlowEndpoints()).toEqual([]);
+    expect(slots.takeWaitingOfSlowEndpoints(true)).toEqual([
+      { endpointId: 'a', jobs: ['a2'] },
+      { endpointId: 'b', jobs: ['b2'] },
+    ]);
+  });
+
   it('wakes whoever waits for a place', async () => {
     const slots = new DeliverySlots<string>(1, 1);
     slots.hold(1);

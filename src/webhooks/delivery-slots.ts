@@ -85,17 +85,23 @@ export class DeliverySlots<J> {
    * The exchange of the endpoint's attempt that started at `startedAt` is over (its recording is
    * the worker's, not the endpoint's): the next job waiting for the endpoint, now started, if any.
    */
-  attemptEnded(endpointId: string, startedAt: number): { job: J; startedAt: number } | undefined {
+  attemptEnded(
+    endpointId: string,
+    startedAt: number,
+    takeNext = true,
+  ): { job: J; startedAt: number } | undefined {
     const endpoint = this.endpoints.get(endpointId);
     if (endpoint === undefined) return undefined;
     endpoint.open.splice(endpoint.open.indexOf(startedAt), 1);
-    const job = endpoint.waiting.shift();
+    const job = takeNext ? endpoint.waiting.shift() : undefined;
     if (job !== undefined) {
       const now = this.now();
       endpoint.open.push(now);
       return { job, startedAt: now };
     }
-    if (endpoint.open.length === 0) this.endpoints.delete(endpointId);
+    if (endpoint.open.length === 0 && endpoint.waiting.length === 0) {
+      this.endpoints.delete(endpointId);
+    }
     return undefined;
   }
 
@@ -105,11 +111,14 @@ export class DeliverySlots<J> {
     return open.length === 0 ? 0 : this.now() - Math.min(...open);
   }
 
-  /** The jobs waiting for endpoints that have become slow, taken out (to go back to the queue). */
-  takeWaitingOfSlowEndpoints(): { endpointId: string; jobs: J[] }[] {
+  /**
+   * The jobs waiting for endpoints that have become slow (or for any endpoint, with `all`, when
+   * the worker stops), taken out to go back to the queue.
+   */
+  takeWaitingOfSlowEndpoints(all = false): { endpointId: string; jobs: J[] }[] {
     const taken: { endpointId: string; jobs: J[] }[] = [];
     for (const [endpointId, endpoint] of this.endpoints) {
-      if (endpoint.waiting.length > 0 && this.isSlow(endpoint)) {
+      if (endpoint.waiting.length > 0 && (all || this.isSlow(endpoint))) {
         taken.push({ endpointId, jobs: endpoint.waiting });
         endpoint.waiting = [];
       }

@@ -101,6 +101,7 @@ export class WebhookDelivery {
     this.boss.complete(DELIVERY_QUEUE, ids),
   );
   private readonly running = new Set<Promise<void>>();
+  private stopping = false;
 
   constructor(
     private readonly pool: Pool,
@@ -143,16 +144,22 @@ export class WebhookDelivery {
     }
   }
 
-  /** Jobs that waited for endpoints that have become slow: back to the queue. */
+  /** Jobs waiting for endpoints that have become slow (all, when stopping): back to the queue. */
   async deferWaitingOfSlowEndpoints(): Promise<void> {
-    const taken = this.slots.takeWaitingOfSlowEndpoints();
+    const taken = this.slots.takeWaitingOfSlowEndpoints(this.stopping);
     await this.defer(
       taken.flatMap(({ endpointId, jobs }) => jobs.map((job) => ({ job, endpointId }))),
     );
   }
 
-  /** Waits for every attempt under way, then writes what waits to be written (the worker's stop). */
+  /**
+   * The worker's stop: no attempt starts any more, the jobs that waited for their endpoint go back
+   * to the queue (for another worker, or this one's next start), the attempts under way end and
+   * are recorded, and what waits to be written is written.
+   */
   async drain(): Promise<void> {
+    this.stopping = true;
+    await this.deferWaitingOfSlowEndpoints();
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
     await this.delivered.drain();
     await this.completed.drain();
@@ -211,7 +218,7 @@ export class WebhookDelivery {
     const passTurn = () => {
       if (turnPassed) return;
       turnPassed = true;
-      const next = this.slots.attemptEnded(endpointId, startedAt);
+      const next = this.slots.attemptEnded(endpointId, startedAt, !this.stopping);
       if (next) this.start(next.job, endpointId, next.startedAt);
     };
     try {
