@@ -17,6 +17,8 @@ import { startEmbeddedPostgres } from './embedded-postgres';
  * with the demo workspace seeded, and the API listening; prints a working key and a curl line.
  */
 async function demo(): Promise<void> {
+  // Where DATABASE_URL comes from, for the sentence that says what to do when it does not work.
+  const source = process.env.DATABASE_URL ? 'the environment' : '.env';
   if (existsSync('.env')) process.loadEnvFile('.env');
   const embedded = process.env.DATABASE_URL
     ? undefined
@@ -57,8 +59,30 @@ Demo workspace key (shown once): ${key}
 Stop with Ctrl-C.`);
   } catch (error) {
     await embedded?.stop();
+    if (!embedded && codeOf(error) === UNDEFINED_DATABASE) {
+      throw new Error(missingDatabase(process.env.DATABASE_URL ?? '', source));
+    }
     throw error;
   }
+}
+
+// invalid_catalog_name: the database that the URL names does not exist on the server.
+const UNDEFINED_DATABASE = '3D000';
+
+function codeOf(error: unknown): unknown {
+  return error && typeof error === 'object' ? (error as { code?: unknown }).code : undefined;
+}
+
+/** One sentence: which URL, from where, and the two ways on (`cp .env.example .env` leads here). */
+function missingDatabase(url: string, source: string): string {
+  const parsed = new URL(url);
+  const name = decodeURIComponent(parsed.pathname.slice(1));
+  return (
+    `DATABASE_URL (from ${source}) names the database "${name}", which does not exist on ` +
+    `${parsed.host}: create it (\`createdb -h ${parsed.hostname} -p ${parsed.port || 5432} ` +
+    `-U ${decodeURIComponent(parsed.username) || 'postgres'} ${name}\`), or unset DATABASE_URL ` +
+    '(remove it from .env) to run the demo on an embedded PostgreSQL'
+  );
 }
 
 async function seedDemoWorkspace(): Promise<string> {
