@@ -75,6 +75,9 @@ describe('ApiMetrics', () => {
     expect(text).toContain(`${METRIC_PREFIX}refusals_total{reason="rate_limit"} 1\n`);
     expect(text).toContain(`${METRIC_PREFIX}refusals_total{reason="overload"} 1\n`);
     expect(text).not.toMatch(/workspace\w*="/i);
+    // The per-minute limiters' counter counts only theirs.
+    expect(text).toContain(`${METRIC_PREFIX}rate_limited_total{limiter="auth_failure"} 1\n`);
+    expect(text).not.toContain('limiter="api_key"');
   });
 
   it('reads the in-flight count and the fair queue when scraped', async () => {

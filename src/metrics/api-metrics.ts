@@ -139,15 +139,16 @@ export class ApiMetrics {
     const labels = { route: routeOf(request), method: request.method ?? '', status };
     this.requests.inc(labels);
     this.durations.observe(labels, seconds);
+    const refusal = refusalOf(response);
     if (status === 401) this.authFailures.inc();
     // The key's limiter runs once the key is accepted (request.auth set), the address's limiter
-    // only on a failed key: which one refused is known from the request alone.
-    else if (status === 429)
+    // only on a failed key: which one refused is known from the request alone. The in-flight
+    // limit's 429 is not a rate limit's: refusals_total counts it.
+    else if (status === 429 && refusal !== 'in_flight_limit')
       this.rateLimited.inc({ limiter: request.auth ? 'api_key' : 'auth_failure' });
     else if (status === 503 && response.getHeader('retry-after') === SHED_RETRY_AFTER) {
       this.loadShed.inc();
     }
-    const refusal = refusalOf(response);
     if (refusal !== undefined) this.refusals.inc({ reason: refusal });
   }
 }
