@@ -35,8 +35,14 @@ interface Waiter {
   flow: Flow;
   enqueuedAt: number;
   timer: NodeJS.Timeout;
-  resolve: (startedAt: number) => void;
+  resolve: (seat: Seat) => void;
   reject: (error: Error) => void;
+}
+
+/** A seat taken: when, and the estimate its flow was charged for it until it ends. */
+interface Seat {
+  startedAt: number;
+  charged: number;
 }
 
 /** One workspace's statements, running and waiting. */
@@ -70,8 +76,8 @@ const RECHECK_MS = 100;
  *   `deadlineMs` at the measured service rate (seats / time per statement; a flow's own backlog
  *   through its share only). A statement that would push it past that is admitted, and the flow
  *   with the most in flight (running and waiting) loses its newest waiter, refused at once with
- *   OverloadedError: the newcomer itself when its flow is the heaviest. A statement that still waits at the deadline (the estimate was wrong: the
- *   database slowed down) is refused then.
+ *   OverloadedError: the newcomer itself when its flow is the heaviest. A statement that still
+ *   waits at the deadline (the estimate was wrong: the database slowed down) is refused then.
  * - **No flow labels.** Flows live only while they have work; the queue keeps nothing per
  *   workspace beyond that.
  */
@@ -106,7 +112,7 @@ export class FairQueue {
   }
 
   /** The estimate of one statement's time, in ms, that the shedding uses. */
-  get estimatedServiceMs(): number {
+  private get estimatedServiceMs(): number {
     // A statement running longer than the average is evidence the average is stale (a database
     // that stalled): the mean age of the running ones is a lower bound of their time.
     if (this.running === 0) return this.serviceMs;
@@ -117,19 +123,19 @@ export class FairQueue {
   /** Runs `task` on a seat, in `flowId`'s turn; rejects with OverloadedError when shed. */
   async run<T>(flowId: string, task: () => Promise<T>): Promise<T> {
     const flow = this.flowOf(flowId);
-    let startedAt: number;
+    let seat: Seat;
     // A seat free and no statement that may take it waiting (dispatch gives every free seat to a
     // waiting flow below its share; what waits with a seat free is of flows at their share).
     if (this.running < this.seats && flow.running < this.seatsPerFlow && !flow.waiting.length) {
-      startedAt = this.take(flow);
+      seat = this.take(flow);
       this.observer?.waited(0);
     } else {
-      startedAt = await this.enqueue(flow);
+      seat = await this.enqueue(flow);
     }
     try {
       return await task();
     } finally {
-      this.finish(flow, startedAt);
+      this.finish(flow, seat);
     }
   }
 
@@ -149,16 +155,16 @@ export class FairQueue {
     return flow;
   }
 
-  /** Waits for a seat; resolves with the time it was taken. */
-  private enqueue(flow: Flow): Promise<number> {
-    return new Promise<number>((resolve, reject) => {
+  /** Waits for a seat; resolves with it, once taken. */
+  private enqueue(flow: Flow): Promise<Seat> {
+    return new Promise<Seat>((resolve, reject) => {
       const enqueuedAt = this.now();
       const waiter: Waiter = {
         flow,
         enqueuedAt,
-        resolve: (startedAt) => {
-          this.observer?.waited(startedAt - enqueuedAt);
-          resolve(startedAt);
+        resolve: (seat) => {
+          this.observer?.waited(seat.startedAt - enqueuedAt);
+          resolve(seat);
         },
         reject,
         timer: setTimeout(() => {
@@ -224,8 +230,8 @@ export class FairQueue {
     this.forgetIfIdle(waiter.flow);
   }
 
-  /** Takes a seat for `flow`; returns when. */
-  private take(flow: Flow): number {
+  /** Takes a seat for `flow`, charging the flow the current estimate until it ends. */
+  private take(flow: Flow): Seat {
     const startedAt = this.now();
     this.startedAtSum += startedAt;
     this.running++;
@@ -233,15 +239,15 @@ export class FairQueue {
     // Charged now with the estimate, corrected with the measurement when it ends: a flow cannot
     // take every seat at once just because none of its statements has finished yet.
     flow.served += this.serviceMs;
-    return startedAt;
+    return { startedAt, charged: this.serviceMs };
   }
 
-  private finish(flow: Flow, startedAt: number): void {
+  private finish(flow: Flow, { startedAt, charged }: Seat): void {
     const tookMs = this.now() - startedAt;
     this.running--;
     flow.running--;
     this.startedAtSum -= startedAt;
-    flow.served += tookMs - this.serviceMs;
+    flow.served += tookMs - charged;
     this.serviceMs += SMOOTHING * (tookMs - this.serviceMs);
     this.forgetIfIdle(flow);
     this.dispatch();
@@ -259,9 +265,9 @@ export class FairQueue {
       const waiter = next.waiting.shift()!;
       // Taken now, before the waiter resumes, so that this loop and any statement arriving
       // meanwhile see it as taken.
-      const startedAt = this.take(waiter.flow);
+      const seat = this.take(waiter.flow);
       this.left(waiter);
-      waiter.resolve(startedAt);
+      waiter.resolve(seat);
     }
   }
 

@@ -6,12 +6,12 @@ describe('DeliverySlots', () => {
     const slots = new DeliverySlots<string>(10, 2, () => now);
     slots.hold(5);
     expect(['a1', 'a2', 'a3', 'a4'].map((job) => slots.admit('a', job))).toEqual([
-      'start',
-      'start',
+      { startedAt: 0 },
+      { startedAt: 0 },
       'wait',
       'wait',
     ]);
-    expect(slots.admit('b', 'b1')).toBe('start');
+    expect(slots.admit('b', 'b1')).toEqual({ startedAt: 0 });
     // a1's exchange ends: a3 starts in its place, then a4.
     now += 10;
     expect(slots.attemptEnded('a', 0)).toEqual({ job: 'a3', startedAt: 10 });
@@ -34,7 +34,7 @@ describe('DeliverySlots', () => {
     expect(slots.takeWaitingOfSlowEndpoints()).toEqual([{ endpointId: 'hanging', jobs: ['h3'] }]);
     expect(slots.oldestAttemptMs('hanging')).toBe(SLOW_ATTEMPT_MS);
     // Another endpoint is not held up by it.
-    expect(slots.admit('healthy', 'ok1')).toBe('start');
+    expect(slots.admit('healthy', 'ok1')).toEqual({ startedAt: SLOW_ATTEMPT_MS });
   });
 
   it('when the worker stops: no next job is started, and every waiting job can be taken back', () => {

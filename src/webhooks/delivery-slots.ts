@@ -5,8 +5,8 @@
  */
 export const SLOW_ATTEMPT_MS = 1_000;
 
-/** Where a fetched job goes. */
-export type Admission = 'start' | 'wait' | 'defer';
+/** Where a fetched job goes: started now (when), or kept to wait, or sent back to the queue. */
+export type Admission = { startedAt: number } | 'wait' | 'defer';
 
 interface EndpointState<J> {
   /** Start times of the endpoint's attempts in flight (their HTTP exchanges). */
@@ -44,11 +44,6 @@ export class DeliverySlots<J> {
     return Math.max(0, this.capacity - this.held);
   }
 
-  /** Jobs held, in flight or waiting or being recorded. */
-  get jobsHeld(): number {
-    return this.held;
-  }
-
   /** Holds places for `count` jobs about to be fetched. */
   hold(count: number): void {
     this.held += count;
@@ -61,24 +56,20 @@ export class DeliverySlots<J> {
   }
 
   /**
-   * Where a fetched job of the endpoint goes: `start` (an attempt opens now: call attemptEnded when
-   * its exchange ends, with the time returned by startedAt), `wait` (kept here until one of its
-   * endpoint's attempts ends), or `defer` (the endpoint is slow: back to the queue).
+   * Where a fetched job of the endpoint goes: started (an attempt opens now: call attemptEnded with
+   * its `startedAt` when its exchange ends), `wait` (kept here until one of its endpoint's attempts
+   * ends), or `defer` (the endpoint is slow: back to the queue).
    */
   admit(endpointId: string, job: J): Admission {
     const endpoint = this.stateOf(endpointId);
     if (endpoint.open.length < this.perEndpoint) {
-      endpoint.open.push(this.now());
-      return 'start';
+      const startedAt = this.now();
+      endpoint.open.push(startedAt);
+      return { startedAt };
     }
     if (this.isSlow(endpoint)) return 'defer';
     endpoint.waiting.push(job);
     return 'wait';
-  }
-
-  /** When the endpoint's newest attempt started (right after admit returned `start`). */
-  startedAt(endpointId: string): number {
-    return this.stateOf(endpointId).open.at(-1)!;
   }
 
   /**

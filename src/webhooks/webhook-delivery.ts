@@ -132,8 +132,8 @@ export class WebhookDelivery {
           continue;
         }
         const admission = this.slots.admit(endpointId, job);
-        if (admission === 'start') this.start(job, endpointId, this.slots.startedAt(endpointId));
-        else if (admission === 'defer') deferred.push({ job, endpointId });
+        if (admission === 'defer') deferred.push({ job, endpointId });
+        else if (admission !== 'wait') this.start(job, endpointId, admission.startedAt);
       }
       await Promise.all([
         this.defer(deferred),
