@@ -4,7 +4,11 @@
 //   drain: the command stops the server itself (SIGTERM). Requests held in it on a table lock
 //     (the database as DATABASE_URL says) when the command starts are answered 200 with
 //     `Connection: close`; no request gets another status or a cut answer; the only failures are
-//     refused or reset connections after the command started (the server is gone).
+//     refused or reset connections after the command started (the server is gone). The held
+//     requests use HOLDER_KEY, a key of another workspace than the load's: a workspace holds at
+//     most 3 of the 10 database connections, and each held request holds one while it waits, so
+//     the load's own statements would wait behind them (and the server would be right to shed
+//     them). The server must run with an in-flight limit above WORKERS (its default is 20).
 //   no-loss: the command kills one instance behind the proxy; every request is answered, 200 or
 //     429 (the key's limit, counted across the instances), never a proxy error: the proxy retries
 //     on the other instance what the dead one did not answer.
@@ -15,16 +19,17 @@ const { Agent, request } = require('node:http');
 const { Client } = require('pg');
 
 const [base, key, expectation, ...command] = process.argv.slice(2);
+const holderKey = process.env.HOLDER_KEY ?? key;
 const WORKERS = 50;
-const HELD = 5;
+const HELD = 3;
 const CLIENT_TIMEOUT_MS = 15_000;
 let commandStarted = false;
 
-function get(agent, path) {
+function get(agent, path, bearer = key) {
   return new Promise((resolve) => {
     const call = request(
       new URL(path, base),
-      { agent, headers: { Authorization: `Bearer ${key}` } },
+      { agent, headers: { Authorization: `Bearer ${bearer}` } },
       (response) => {
         response.resume();
         response.on('error', (error) => resolve({ error: error.code ?? error.message }));
@@ -65,7 +70,7 @@ async function main() {
     await locker.query('BEGIN');
     await locker.query('LOCK TABLE leads IN ACCESS EXCLUSIVE MODE');
     const heldAgent = new Agent({ keepAlive: true });
-    held = Array.from({ length: HELD }, () => get(heldAgent, '/v1/leads'));
+    held = Array.from({ length: HELD }, () => get(heldAgent, '/v1/leads', holderKey));
     for (;;) {
       const { rows } = await locker.query(
         `SELECT count(*)::int AS waiting FROM pg_stat_activity
