@@ -98,7 +98,7 @@ async function closedLoop(options: NoisyNeighbourOptions, connections: number): 
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   const deadline = performance.now() + options.seconds * 1000;
   let served = 0;
-  let other = 0;
+  const other: Record<string, number> = {};
   const started = performance.now();
   await Promise.all(
     Array.from({ length: connections }, async (_, i) => {
@@ -106,12 +106,16 @@ async function closedLoop(options: NoisyNeighbourOptions, connections: number): 
         const key = options.noisy.keys[i % options.noisy.keys.length];
         const { status } = await get(options.port, options.noisy.path, key, agent);
         if (status === 200) served++;
-        else other++;
+        else other[status || 'no answer'] = (other[status || 'no answer'] ?? 0) + 1;
       }
     }),
   );
   agent.destroy();
-  if (other > 0) throw new Error(`noisy neighbour: ${other} refusals at the in-flight limit alone`);
+  if (Object.keys(other).length > 0) {
+    throw new Error(
+      `noisy neighbour: at the in-flight limit alone, not 200: ${JSON.stringify(other)}`,
+    );
+  }
   return served / ((performance.now() - started) / 1000);
 }
 

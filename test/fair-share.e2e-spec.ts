@@ -1,9 +1,12 @@
-import { Agent } from 'node:http';
+import type { Server } from 'node:http';
+import { Agent, request } from 'node:http';
+import { Client } from 'pg';
 import { ApiKeysService } from '../src/auth/api-keys.service';
 import { Database } from '../src/database/database';
 import { LOG_DESTINATION } from '../src/logging/logging.module';
 import { InFlightLimiter } from '../src/rate-limit/in-flight-limiter';
 import { createTestApp, type TestApp } from './support/app';
+import { waitForLockWaiter } from './support/database';
 import { createApiKey } from './support/factories';
 import { createTenant, ISO_UTC_MILLIS } from './support/http';
 import { listenOnLoopback, send, type RawResponse } from './support/raw-http';
@@ -195,6 +198,47 @@ it('frees the in-flight count of every request once it is over', async () => {
   expect(limiter.requestsInFlight).toBe(0);
   expect((await get('/v1/companies?limit=1', noisyKeys[0])).status).toBe(200);
   expect(limiter.requestsInFlight).toBe(0);
+});
+
+it('frees the in-flight count of a request whose client left while its key was being checked', async () => {
+  const limiter = t.app.get(InFlightLimiter);
+  const server = t.app.getHttpServer() as Server;
+  const connections = () =>
+    new Promise<number>((resolve) => server.getConnections((_, count) => resolve(count)));
+  let admitted = 0;
+  const tryAcquire = limiter.tryAcquire.bind(limiter);
+  const spy = jest.spyOn(limiter, 'tryAcquire').mockImplementation((workspaceId) => {
+    admitted++;
+    return tryAcquire(workspaceId);
+  });
+  // A key never seen: its check is a statement, held here on a lock of the keys' table.
+  const { key } = await createApiKey(t.prisma, noisyWorkspace);
+  const locker = new Client({ connectionString: t.database.url });
+  await locker.connect();
+  try {
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE');
+    const before = await connections();
+    const leaving = request({
+      host: '127.0.0.1',
+      port,
+      path: '/v1/companies?limit=1',
+      headers: { Authorization: `Bearer ${key}` },
+    });
+    leaving.on('error', () => undefined);
+    leaving.end();
+    await waitForLockWaiter(locker);
+    leaving.destroy();
+    // The server has seen the client go before the key check ends.
+    while ((await connections()) > before) await new Promise((resolve) => setTimeout(resolve, 10));
+    await locker.query('ROLLBACK');
+    while (admitted === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(limiter.requestsInFlight).toBe(0);
+  } finally {
+    spy.mockRestore();
+    await locker.end();
+  }
 });
 
 it("refuses a burst's requests without the key's database check, and never admits one that way", async () => {
