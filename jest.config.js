@@ -15,6 +15,7 @@ const BUILT_SERVER_SPECS = [
   'large-pages',
   'entrypoint',
   'webhook-worker-process',
+  'demo',
 ];
 const built = `<rootDir>/test/(${BUILT_SERVER_SPECS.join('|')})\\.e2e-spec\\.ts$`;
 

@@ -3,12 +3,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { findFreePort } from '../src/dev/free-port';
 import { type BuiltProcess, spawnBuilt } from './support/built-process';
-import {
-  createTestDatabase,
-  directDatabaseUrl,
-  type TestDatabase,
-  waitForLockWaiter,
-} from './support/database';
+import { createTestDatabase, type TestDatabase, waitForLockWaiter } from './support/database';
 
 /*
  * The container's command, `node dist/server/entrypoint.js` (migrations, then the server, in one
@@ -138,17 +133,4 @@ it('migrates an empty database, serves, and drains on SIGTERM: exit 0', async ()
   expect(await stop(started)).toEqual({ code: 0, signal: null });
   // The server's drain ran (graceful-shutdown.ts), not the exit of the start.
   expect(messages(started).at(-1)).toBe('Shut down');
-}, 60_000);
-
-it('the demo on a DATABASE_URL whose database does not exist: one sentence saying what to do', async () => {
-  const url = directDatabaseUrl('visitor_api_demo_missing_test');
-  const demo = spawnBuilt('dev/demo.js', { databaseUrl: url, env: { NODE_ENV: 'development' } });
-  expect(await demo.exited).toMatchObject({ code: 1 });
-  const output = demo.output.join('');
-  expect(output).toContain(
-    'DATABASE_URL (from the environment) names the database "visitor_api_demo_missing_test", ' +
-      'which does not exist on ',
-  );
-  expect(output).toMatch(/createdb -h \S+ -p \d+ -U \S+ visitor_api_demo_missing_test/);
-  expect(output).toContain('or unset DATABASE_URL');
 }, 60_000);

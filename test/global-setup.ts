@@ -26,7 +26,7 @@ export default async function globalSetup(): Promise<void> {
       );
     }
   } else {
-    globalThis.embeddedTestDatabase = await startEmbeddedPostgres(`test-postgres-${process.pid}`);
+    globalThis.embeddedTestDatabase = await startEmbeddedPostgres('test-postgres');
     url = globalThis.embeddedTestDatabase.url;
   }
   process.env.TEST_SERVER_URL = url;

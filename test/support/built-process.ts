@@ -15,16 +15,22 @@ export interface BuiltProcess {
  * the image runs it: in production, with its own environment only (no .env in the temporary
  * folder, nothing of this shell's but PATH), plus the run's database, its pooler setting (the URL
  * may lead to PgBouncer: a server started without it sends startup settings PgBouncer refuses)
- * and the key secret. `env` adds to that or overrides it; `nodeFlags` go before the script.
+ * and the key secret. `env` adds to that or overrides it (undefined removes); `nodeFlags` go
+ * before the script; `cwd` is the system's temporary folder unless given.
  */
 export function spawnBuilt(
   script: string,
-  options: { databaseUrl: string; env?: Record<string, string | undefined>; nodeFlags?: string[] },
+  options: {
+    databaseUrl: string | undefined;
+    env?: Record<string, string | undefined>;
+    nodeFlags?: string[];
+    cwd?: string;
+  },
 ): BuiltProcess {
   const path = join(__dirname, '..', '..', 'dist', script);
   if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` first.`);
   const child = spawn(process.execPath, [...(options.nodeFlags ?? []), path], {
-    cwd: tmpdir(),
+    cwd: options.cwd ?? tmpdir(),
     env: {
       PATH: process.env.PATH,
       NODE_ENV: 'production',

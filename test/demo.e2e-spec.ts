@@ -1,0 +1,106 @@
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findFreePort } from '../src/dev/free-port';
+import { type BuiltProcess, spawnBuilt } from './support/built-process';
+import { directDatabaseUrl } from './support/database';
+
+/*
+ * `npm run demo` (the README's quick start) as its built program, `node dist/dev/demo.js`, in a
+ * checkout folder of its own: what it says when it cannot start, and that it never destroys what
+ * another demo owns.
+ */
+const running: BuiltProcess[] = [];
+const folders: string[] = [];
+afterEach(async () => {
+  for (const demo of running.splice(0)) {
+    if (demo.process.exitCode === null && demo.process.signalCode === null) {
+      demo.process.kill('SIGINT');
+      await demo.exited;
+    }
+  }
+  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+});
+
+function checkout(): string {
+  const folder = mkdtempSync(join(tmpdir(), 'demo-checkout-'));
+  // As a clone's folder is: run as root, the embedded initdb runs as another user.
+  chmodSync(folder, 0o755);
+  folders.push(folder);
+  return folder;
+}
+
+/** The demo on its embedded PostgreSQL (no DATABASE_URL), as on a fresh machine. */
+function startDemo(cwd: string, port: number): BuiltProcess {
+  const demo = spawnBuilt('dev/demo.js', {
+    databaseUrl: undefined,
+    cwd,
+    env: { NODE_ENV: 'development', PORT: String(port), API_KEY_SECRET: undefined },
+  });
+  running.push(demo);
+  return demo;
+}
+
+async function printedKey(demo: BuiltProcess): Promise<string> {
+  for (;;) {
+    const key = /st_[0-9A-Za-z]{38,}/.exec(demo.output.join(''))?.[0];
+    if (key) return key;
+    if (demo.process.exitCode !== null) throw new Error(`demo exited: ${demo.output.join('')}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function companiesStatus(port: number, key: string): Promise<number> {
+  const response = await fetch(`http://127.0.0.1:${port}/v1/companies?limit=5`, {
+    headers: { Authorization: `Bearer ${key}` },
+  });
+  return response.status;
+}
+
+it('a second demo in the same checkout (port taken) leaves the running one and its data alone', async () => {
+  const cwd = checkout();
+  const port = await findFreePort();
+  const first = startDemo(cwd, port);
+  const key = await printedKey(first);
+  expect(await companiesStatus(port, key)).toBe(200);
+  const clusters = readdirSync(join(cwd, '.data'));
+
+  const second = startDemo(cwd, port);
+  expect(await second.exited).toMatchObject({ code: 1 });
+  expect(second.output.join('')).toContain('PORT');
+
+  // The first one's cluster is whole: it serves lists, which read its files.
+  expect(await companiesStatus(port, key)).toBe(200);
+  expect(readdirSync(join(cwd, '.data'))).toEqual(clusters);
+  expect(clusters).toEqual([`demo-postgres-${first.process.pid}`]);
+
+  first.process.kill('SIGINT');
+  await first.exited;
+  expect(existsSync(join(cwd, '.data', clusters[0]))).toBe(false);
+}, 120_000);
+
+it('a cluster left by a process that no longer runs is removed by the next demo', async () => {
+  const cwd = checkout();
+  // A pid above Linux's pid_max limit (2^22) never runs.
+  const abandoned = join(cwd, '.data', 'demo-postgres-4194305');
+  const foreign = join(cwd, '.data', 'demo-postgres-kept');
+  for (const folder of [abandoned, foreign]) mkdirSync(folder, { recursive: true });
+  const port = await findFreePort();
+  const demo = startDemo(cwd, port);
+  await printedKey(demo);
+  expect(existsSync(abandoned)).toBe(false);
+  expect(existsSync(foreign)).toBe(true);
+}, 120_000);
+
+it('the demo on a DATABASE_URL whose database does not exist: one sentence saying what to do', async () => {
+  const url = directDatabaseUrl('visitor_api_demo_missing_test');
+  const demo = spawnBuilt('dev/demo.js', { databaseUrl: url, env: { NODE_ENV: 'development' } });
+  expect(await demo.exited).toMatchObject({ code: 1 });
+  const output = demo.output.join('');
+  expect(output).toContain(
+    'DATABASE_URL (from the environment) names the database "visitor_api_demo_missing_test", ' +
+      'which does not exist on ',
+  );
+  expect(output).toMatch(/createdb -h \S+ -p \d+ -U \S+ visitor_api_demo_missing_test/);
+  expect(output).toContain('or unset DATABASE_URL');
+}, 60_000);
