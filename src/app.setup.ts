@@ -1,5 +1,6 @@
 import type { NestApplicationOptions } from '@nestjs/common';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
+import express from 'express';
 import { answerClientErrors, serveAnyExpectation } from './http/client-error';
 import { compressJson } from './http/compression';
 import { readMalformedIdsLiterally } from './http/literal-path';
@@ -20,6 +21,19 @@ export const APP_OPTIONS = {
   // A bad configuration ends in a clear message and exit 1 (see main.ts), not an abort.
   abortOnError: false,
 } satisfies NestApplicationOptions;
+
+/**
+ * The Express application every server of this API runs on (pass it to NestFactory.create or
+ * createNestApplication). Paths are case-sensitive: `/v1/companies/Changes` is the company of that
+ * id, not the change feed, and `/V1/ME` is a 404. Express matches any letter case unless told so
+ * before its router exists, and Nest's adapter creates the router in its constructor: hence an
+ * application configured here rather than a setting in configureApp.
+ */
+export function createHttpAdapter(): ExpressAdapter {
+  const server = express();
+  server.enable('case sensitive routing');
+  return new ExpressAdapter(server);
+}
 
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
   app.disable('x-powered-by');

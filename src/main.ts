@@ -2,7 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { existsSync } from 'node:fs';
 import { AppModule } from './app.module';
-import { APP_OPTIONS } from './app.setup';
+import { APP_OPTIONS, createHttpAdapter } from './app.setup';
 import { createStartLogger, type StartLogger } from './logging/start-logger';
 import { exitOnSignalUntilServing } from './server/start-signals';
 import { startServer } from './server/start-server';
@@ -16,7 +16,7 @@ async function bootstrap(): Promise<void> {
   // Nest's own messages are JSON lines like the request log from the first one: through pino
   // while the application is created, then through the LoggingModule's logger (startServer).
   logger = createStartLogger();
-  const app = await NestFactory.create<NestExpressApplication>(AppModule, {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule, createHttpAdapter(), {
     ...APP_OPTIONS,
     logger,
   });

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import {
   createLead,
   createWorkspace,
 } from './support/factories';
+import { propertyOptions } from './support/fast-check';
 import { getWithKey, pageThrough } from './support/http';
 
 // `import` and `seed --demo` of the admin tool (README, "Importing data"): what goes in comes back
@@ -675,6 +677,108 @@ describe('admin import', () => {
         stderr: `error: --file ${path} is not valid UTF-8: byte ${byte + 1} (line ${line}, byte ${column} of the line), 0xe9, is not UTF-8\n`,
       });
     });
+  });
+
+  describe('ids: every one the import accepts is read back at its path', () => {
+    it('refuses the ids that a single-item path cannot name, and writes nothing', async () => {
+      const workspace = await createWorkspace(t.prisma);
+      const named = company({ id: 'co_named' });
+
+      const lines = await importRefused(workspace.id, {
+        companies: [named, company({ id: 'changes' }), company({ id: '.' }), company({ id: '..' })],
+        leads: [lead(named, { id: 'changes' })],
+      });
+
+      expect(lines).toEqual([
+        'error: import refused, nothing was written: 4 records are invalid',
+        '  companies[1] (no valid id): id "changes" is reserved: /v1/companies/changes is the change feed, so the item could not be read',
+        '  companies[2] (no valid id): id "." is reserved: URL clients resolve /v1/companies/. to another path, so the item could not be read',
+        '  companies[3] (no valid id): id ".." is reserved: URL clients resolve /v1/companies/.. to another path, so the item could not be read',
+        '  leads[0] (no valid id): id "changes" is reserved: /v1/leads/changes is the change feed, so the item could not be read',
+      ]);
+      await expect(rowCounts(workspace.id)).resolves.toStrictEqual({
+        companies: 0,
+        contacts: 0,
+        leads: 0,
+      });
+    });
+
+    it('reads back, percent-encoded, any id it accepted: letter case of the feed, slashes, dots, %, ?, #, any character', async () => {
+      // Ids are unique across workspaces: each one is imported once, as it is.
+      const imported = new Set<string>();
+      const fixed = [
+        // Routes are case-sensitive: these are ids, not the change feed.
+        'Changes',
+        'CHANGES',
+        'changes/',
+        '...',
+        './x',
+        'a/../b',
+        '%2E%2E',
+        '%00',
+        '?a=1',
+        '#top',
+        ' x ',
+        '+',
+      ];
+      const character = fc.oneof(
+        fc.constantFrom(
+          '/',
+          '.',
+          '%',
+          '?',
+          '#',
+          ' ',
+          '+',
+          '&',
+          ';',
+          '\\',
+          '"',
+          'é',
+          '😀',
+          'c',
+          'C',
+        ),
+        fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 }),
+      );
+      const id = fc
+        .array(character, { minLength: 1, maxLength: 12 })
+        .map((parts) => parts.join(''))
+        .filter(
+          // What the import refuses: blank, NUL, and the reserved ids (the test above).
+          (value) =>
+            value.trim() !== '' &&
+            !value.includes('\u0000') &&
+            !['changes', '.', '..'].includes(value),
+        );
+
+      await fc.assert(
+        fc.asyncProperty(fc.uniqueArray(id, { minLength: 1, maxLength: 20 }), async (generated) => {
+          const ids = [...fixed, ...generated].filter((value) => !imported.has(value));
+          for (const value of ids) imported.add(value);
+          if (ids.length === 0) return;
+          // A workspace and a key per run: each run's reads stay inside the key's per-minute limit.
+          const workspace = await createWorkspace(t.prisma);
+          const { key } = await createApiKey(t.prisma, workspace.id);
+          const companies = ids.map((value) => company({ id: value }));
+          await importJson(workspace.id, {
+            companies,
+            leads: companies.map((of) => lead(of, { id: of.id })),
+          });
+          for (const value of ids) {
+            for (const resource of ['companies', 'leads']) {
+              const response = await getWithKey(
+                t.app,
+                `/v1/${resource}/${encodeURIComponent(value)}`,
+                key,
+              );
+              expect([value, response.status, response.body.id]).toEqual([value, 200, value]);
+            }
+          }
+        }),
+        propertyOptions(5),
+      );
+    }, 120_000);
   });
 
   describe('seed --demo', () => {

@@ -150,6 +150,9 @@ describe('the OpenAPI document', () => {
         ['/docs/swagger-ui.css', /^text\/css/],
         ['/docs/swagger-ui-bundle.js', /javascript/],
         ['/docs/swagger-ui-init.js', /javascript/],
+        ['/docs/swagger-ui-standalone-preset.js', /javascript/],
+        ['/docs/favicon-32x32.png', /^image\/png/],
+        ['/docs/favicon-16x16.png', /^image\/png/],
       ] as const) {
         const response = await request(t.app.getHttpServer()).get(path).set('X-Request-Id', 'd-1');
 
@@ -177,6 +180,20 @@ describe('the OpenAPI document', () => {
     });
   });
 
+  it('redirects /docs/ to /docs, where the page finds its assets', async () => {
+    for (const [path, location] of [
+      ['/docs/', '/docs'],
+      ['/docs/?x=1', '/docs?x=1'],
+    ]) {
+      const response = await request(t.app.getHttpServer()).get(path).set('X-Request-Id', 'r-1');
+
+      expect(response.status).toBe(308);
+      expect(response.headers.location).toBe(location);
+      expect(response.headers['x-request-id']).toBe('r-1');
+      expect(response.headers['cache-control']).toBe('no-store');
+    }
+  });
+
   it('leaves the 404 envelope of every other path unchanged', async () => {
     for (const [method, path] of [
       ['get', '/v1/openapi.json/extra'],
@@ -184,10 +201,24 @@ describe('the OpenAPI document', () => {
       ['get', '/docs-json'],
       ['get', '/docs/nope.js'],
       ['get', '/docs/LICENSE'],
+      // What swagger-ui-dist holds beyond what the page loads.
+      ['get', '/docs/package.json'],
+      ['get', '/docs/README.md'],
+      ['get', '/docs/swagger-ui-bundle.js.map'],
+      ['get', '/docs/swagger-ui.css.map'],
+      ['get', '/docs/swagger-ui.js'],
+      ['get', '/docs/index.html'],
+      ['get', '/docs/oauth2-redirect.html'],
+      ['get', '/docs/docs/swagger-ui.css'],
+      // Paths are case-sensitive.
+      ['get', '/DOCS'],
+      ['get', '/Docs/swagger-ui.css'],
+      ['get', '/V1/openapi.json'],
       ['post', '/v1/openapi.json'],
     ] as const) {
       const response = await request(t.app.getHttpServer())[method](path);
 
+      expect(`${path}: ${response.status}`).toBe(`${path}: 404`);
       expectErrorEnvelope(response, {
         status: 404,
         error: 'NOT_FOUND',

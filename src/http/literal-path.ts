@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 
 // The single-item routes, whose last segment is an id.
-const ITEM_PATH = /^\/v1\/(companies|leads)\/[^/]+$/i;
+const ITEM_PATH = /^\/v1\/(companies|leads)\/[^/]+$/;
 
 /**
  * An item id that is not valid percent-encoding (`/v1/companies/%E0%A4%A`) is read literally, each

@@ -1,6 +1,6 @@
 import { BadRequestException } from '@nestjs/common';
 import { parseIsoDateTime } from '../http/iso-date-time';
-import { characterCount, type Field, type FieldValues } from '../items/fields';
+import { characterCount, type Field, type FieldValues, RESERVED_IDS } from '../items/fields';
 import {
   COMPANY_FIELDS,
   CONTACT_FIELDS,
@@ -116,6 +116,7 @@ function arrayField(input: Record<string, unknown>, field: string): unknown[] {
 function checkCompany(raw: unknown, location: string): CompanyEntry {
   const fields = new FieldChecker(raw, [...Object.keys(COMPANY_FIELDS), 'contacts']);
   const company = fields.read(COMPANY_FIELDS);
+  fields.readableId('id', company.id, '/v1/companies/');
   if (
     fields.isValid('firstSeen') &&
     fields.isValid('lastSeen') &&
@@ -149,6 +150,7 @@ function checkContact(raw: unknown, location: string): Entry<ContactRecord> {
 function checkLead(raw: unknown, location: string): LeadEntry {
   const fields = new FieldChecker(raw, Object.keys(LEAD_FIELDS));
   const lead = fields.read(LEAD_FIELDS);
+  fields.readableId('id', lead.id, '/v1/leads/');
   return {
     ...entry(location, fields, lead),
     companyId: fields.isValid('companyId') ? lead.companyId : null,
@@ -236,6 +238,20 @@ class FieldChecker {
 
   problem(message: string): void {
     this.problems.push(message);
+  }
+
+  /** An item's id that its single-item path can name (RESERVED_IDS). */
+  readableId(field: string, id: string, path: string): void {
+    if (!this.isValid(field) || !RESERVED_IDS.includes(id)) return;
+    const why =
+      id === 'changes'
+        ? `${path}changes is the change feed`
+        : `URL clients resolve ${path}${id} to another path`;
+    this.fail(
+      field,
+      `${field} "${id}" is reserved: ${why}, so the item could not be read`,
+      undefined,
+    );
   }
 
   text(field: string, maxLength: number): string {

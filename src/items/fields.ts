@@ -105,6 +105,15 @@ export function boundedColumns(
 export const ID_MAX_LENGTH = 100;
 
 /**
+ * Ids that `GET /v1/companies/{id}` and `GET /v1/leads/{id}` cannot name, refused by the import:
+ * `changes`, the change feed's path segment (routes are case-sensitive, so `Changes` is an id like
+ * any other), and the dot segments, which URL clients resolve away before sending
+ * (`/v1/companies/..` is sent as `/v1/`, and so is `%2E%2E`). Every other id the import accepts
+ * is read back with its percent-encoding (encodeURIComponent).
+ */
+export const RESERVED_IDS: readonly string[] = ['changes', '.', '..'];
+
+/**
  * Whether an id could be one that the import stored: non-empty, at most ID_MAX_LENGTH characters,
  * no NUL (PostgreSQL's text cannot hold it; a query with one fails) and no lone UTF-16 surrogate
  * (the import refuses both). Anything else is the 404 of an unknown id, without a query.

@@ -1,6 +1,7 @@
-import type { INestApplication } from '@nestjs/common';
+import { type INestApplication, NotFoundException } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { NextFunction, Request, Response } from 'express';
 import { join } from 'node:path';
 import { DOCS_PATH } from '../http/security-headers';
 import { CompaniesModule } from '../companies/companies.module';
@@ -59,6 +60,7 @@ export function serializeOpenApiDocument(document: OpenAPIObject): string {
  * rate limit; any other path still ends in Nest's 404 envelope.
  */
 export function serveApiDocs(app: NestExpressApplication): void {
+  app.use(DOCS_PATH, serveOnlyThePage);
   // DOCS_PATH: the path whose Content-Security-Policy lets Swagger UI's page run.
   SwaggerModule.setup(DOCS_PATH, app, buildOpenApiDocument(app), {
     jsonDocumentUrl: 'v1/openapi.json',
@@ -66,4 +68,30 @@ export function serveApiDocs(app: NestExpressApplication): void {
     customSiteTitle: 'Visitor read API v1',
     swaggerOptions: { displayOperationId: true },
   });
+}
+
+// What the page that @nestjs/swagger builds loads, besides itself: the rest of swagger-ui-dist
+// (its package.json, README.md, source maps, the other bundles, index.html) is not served.
+const DOCS_ASSETS = new Set([
+  'swagger-ui.css',
+  'swagger-ui-bundle.js',
+  'swagger-ui-standalone-preset.js',
+  'swagger-ui-init.js',
+  'favicon-32x32.png',
+  'favicon-16x16.png',
+]);
+
+/**
+ * In front of SwaggerModule's routes and static files under `/docs`: the page at `/docs`, its
+ * assets, and nothing else (the 404 envelope). `/docs/` is redirected to `/docs` (308), where the
+ * page's relative asset paths resolve; as Swagger serves it, it was a blank page.
+ */
+function serveOnlyThePage(request: Request, response: Response, next: NextFunction): void {
+  const [path, query = ''] = request.originalUrl.split(/(?=\?)/, 2);
+  if (path === `${DOCS_PATH}/`) {
+    response.redirect(308, `${DOCS_PATH}${query}`);
+    return;
+  }
+  if (path === DOCS_PATH || DOCS_ASSETS.has(path.slice(DOCS_PATH.length + 1))) return next();
+  next(new NotFoundException());
 }

@@ -8,8 +8,8 @@ import { Clock } from '../common/clock';
 import { InFlightLimiter } from './in-flight-limiter';
 import { refuseInFlight } from './in-flight.guard';
 
-// The endpoints that need a key (every path of them, whatever the letter case the router accepts).
-const KEYED_PATH = /^\/v1\/(?:me|companies|leads)(?:\/[^/?]+)?\/?(?:\?|$)/i;
+// The endpoints that need a key (every path of them; routing is case-sensitive).
+const KEYED_PATH = /^\/v1\/(?:me|companies|leads)(?:\/[^/?]+)?\/?(?:\?|$)/;
 
 /**
  * The in-flight limit's refusals of a burst, made before the key's database check: a request whose

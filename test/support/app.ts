@@ -2,7 +2,7 @@ import { INestApplication } from '@nestjs/common';
 import { Test, TestingModuleBuilder } from '@nestjs/testing';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from '../../src/app.module';
-import { APP_OPTIONS, configureApp } from '../../src/app.setup';
+import { APP_OPTIONS, configureApp, createHttpAdapter } from '../../src/app.setup';
 import { Clock } from '../../src/common/clock';
 import type { Environment } from '../../src/config/environment';
 import { Database } from '../../src/database/database';
@@ -56,7 +56,10 @@ export async function createTestApp(
     options.customize?.(builder);
     const moduleRef = await builder.compile();
     const app = configureApp(
-      moduleRef.createNestApplication<NestExpressApplication>({ ...APP_OPTIONS, logger: false }),
+      moduleRef.createNestApplication<NestExpressApplication>(createHttpAdapter(), {
+        ...APP_OPTIONS,
+        logger: false,
+      }),
     );
     // Before init, that is before Nest's router: every response of every e2e test is checked
     // against the published OpenAPI document (a mismatch fails the test: contract-check.ts).

@@ -87,11 +87,10 @@ function checkBeyondTheValidator(document: OpenAPIObject) {
           text: checkOf(response as ResponseObject, true),
         });
       }
-      const key = `${method.toUpperCase()} ${path.toLowerCase()}`;
+      const key = `${method.toUpperCase()} ${path}`;
       checks.set(key, byStatus);
       if (path.includes('{')) {
         const source = path
-          .toLowerCase()
           .split(/\{[^}]+\}/)
           .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
           .join('[^/]+');
@@ -130,8 +129,8 @@ function checkBeyondTheValidator(document: OpenAPIObject) {
   }
 
   return (request: Request, response: Response, next: NextFunction): void => {
-    // Express routes case-insensitively and ignores a trailing slash: so does this lookup.
-    const path = request.path.replace(/(.)\/+$/, '$1').toLowerCase();
+    // The routes are case-sensitive (app.setup.ts) and ignore a trailing slash: so does this lookup.
+    const path = request.path.replace(/(.)\/+$/, '$1');
     const key = checks.has(`${request.method} ${path}`)
       ? `${request.method} ${path}`
       : templated.find(({ method, pattern }) => method === request.method && pattern.test(path))
