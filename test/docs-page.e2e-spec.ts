@@ -1,14 +1,14 @@
-import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { createTestApp, type TestApp } from './support/app';
+import { describeNeeding, PROGRAMS } from './support/programs';
 
 /** Committed beside docs/openapi.json, so that a reader sees the page without running it. */
 const SCREENSHOT = join(__dirname, '..', 'docs', 'api-docs.png');
 // Debian's chromium (apt-get install chromium; .ci/run installs it): no browser download.
-const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = PROGRAMS.chromium.path;
 const ARGS = [
   '--headless',
   '--no-sandbox',
@@ -22,13 +22,8 @@ const ARGS = [
 // Starting a browser on a busy CI machine can take a while: a bound, not an expectation.
 const BROWSER_TIMEOUT_MS = 120_000;
 
-// Always run in CI (.ci/run installs chromium, and a missing browser fails there). A machine
-// without it skips this one file, so that the quick start's test command stays green with Node
-// alone; the skip is shown in jest's summary.
-const describeInBrowser = existsSync(CHROMIUM) || process.env.CI ? describe : describe.skip;
-
 // The Swagger UI page at /docs, loaded by a real browser from a listening application.
-describeInBrowser('GET /docs in a browser', () => {
+describeNeeding('chromium', __filename)('GET /docs in a browser', () => {
   let t: TestApp;
   let browser: Browser | undefined;
   let base: string;

@@ -119,9 +119,10 @@ it('serves before and after, and sheds 1,000 concurrent requests at once or at t
     answered++;
     return { response, whileLocked: !lockReleased };
   });
-  // The requests that hold the seats wait on the lock; every other one is answered first.
+  // The requests that hold the workspace's seats wait on the lock; every other one is answered
+  // (shed) first, so that none of them is answered after the lock goes.
   await waitForLockWaiter(locker);
-  for (let i = 0; i < 1_600 && answered < REQUESTS - POOL_SIZE; i++) {
+  for (let i = 0; i < 1_600 && answered < REQUESTS - fairQueue.seatsPerFlow; i++) {
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   lockReleased = true;

@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { findFreePort } from '../../src/dev/free-port';
 import { unprivilegedUser } from './postgres-cluster';
+import { PROGRAMS } from './programs';
 
 const run = promisify(execFile);
 
 /** Debian's pgbouncer package (installed by .ci/run). */
-export const PGBOUNCER = '/usr/sbin/pgbouncer';
+export const PGBOUNCER = PROGRAMS.pgbouncer.path;
 
 export interface PgBouncer {
   /** A URL to `database` on the server behind it, through PgBouncer. */

@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
 import { appendFileSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { findFreePort } from '../../src/dev/free-port';
+import { PROGRAMS } from './programs';
 
 const run = promisify(execFile);
 
@@ -37,7 +38,7 @@ const BIN = join(
  * The system's PostgreSQL 15 binaries (Debian's postgresql-15, installed by .ci/run), for what the
  * embedded package does not ship: pg_basebackup, to make a streaming replica.
  */
-export const SYSTEM_BIN = '/usr/lib/postgresql/15/bin';
+export const SYSTEM_BIN = dirname(PROGRAMS.pgBasebackup.path);
 
 export interface PostgresClusterOptions {
   /** Where initdb, pg_ctl and postgres are: the embedded package's by default. */
