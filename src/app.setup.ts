@@ -1,8 +1,10 @@
 import type { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
-import express from 'express';
+import express, { type RequestHandler } from 'express';
+import { HTTP_LOGGER } from './logging/logging.module';
 import { answerClientErrors, serveAnyExpectation } from './http/client-error';
 import { compressJson } from './http/compression';
+import { refuseTooManyHeaders } from './http/header-count';
 import { readMalformedIdsLiterally } from './http/literal-path';
 import { parseQueryString } from './http/query-string';
 import { setResponseHeaders } from './http/response-headers';
@@ -43,9 +45,12 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   // Every answer is no-store: nothing may be revalidated, and a 304 has no body nor JSON type.
   app.set('etag', false);
   app.set('query parser', parseQueryString);
+  // First: every request has its log line, whatever answers it.
+  app.use(app.get<RequestHandler>(HTTP_LOGGER));
   // Before Nest's router: even a request that fails routing (a malformed path) gets the headers.
   app.use(securityHeaders);
   app.use(setResponseHeaders);
+  app.use(refuseTooManyHeaders);
   // gzip or br as Accept-Encoding allows, for every JSON answer (the OpenAPI document included).
   app.use(compressJson());
   app.use(readMalformedIdsLiterally);

@@ -1,4 +1,6 @@
+import { MAX_REQUEST_HEADERS } from '../src/http/header-count';
 import { DOCS_PATH } from '../src/http/security-headers';
+import { LOG_DESTINATION } from '../src/logging/logging.module';
 import { createTestApp, type TestApp } from './support/app';
 import { createTenant, ISO_UTC_MILLIS } from './support/http';
 import {
@@ -21,11 +23,22 @@ import {
 let t: TestApp;
 let port: number;
 let key: string;
+/** The request log's lines, parsed. */
+const logLines: { requestId?: string; statusCode?: number; msg?: string }[] = [];
 
 beforeAll(async () => {
   // Many requests without a key from one address, and many with one key.
   t = await createTestApp({
-    env: { AUTH_FAILURE_LIMIT_PER_MINUTE: '1000000', RATE_LIMIT_PER_MINUTE: '1000000' },
+    env: {
+      AUTH_FAILURE_LIMIT_PER_MINUTE: '1000000',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      LOG_LEVEL: 'info',
+    },
+    customize: (builder) => {
+      builder.overrideProvider(LOG_DESTINATION).useValue({
+        write: (line: string) => void logLines.push(JSON.parse(line) as (typeof logLines)[number]),
+      });
+    },
   });
   port = await listenOnLoopback(t.app);
   ({ key } = await createTenant(t.prisma));
@@ -292,6 +305,78 @@ describe('methods other than GET', () => {
     const statuses = parseResponses(received).map((response) => response.status);
     expect(statuses.every((status) => status === 200 || status === 404)).toBe(true);
     expect(received).not.toMatch(/^HTTP\/1\.1 101/);
+    await expectStillServing();
+  });
+});
+
+/** The request log's line for the answer with this X-Request-Id (written as the answer ends). */
+async function logLineOf(requestId: string) {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const line = logLines.find((entry) => entry.requestId === requestId && entry.msg);
+    if (line?.msg?.startsWith('request ')) return line;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return undefined;
+}
+
+it('logs a line for every answer: /docs, its files, its redirect and its 404s included', async () => {
+  for (const [path, status] of [
+    ['/docs', 200],
+    ['/docs/swagger-ui.css', 200],
+    ['/docs/', 308],
+    ['/docs/package.json', 404],
+    ['/v1/nope', 404],
+  ] as const) {
+    const requestId = `logged-${status}-${path.length}`;
+    const response = await send(port, path, { headers: { 'X-Request-Id': requestId } });
+    expect(response.status).toBe(status);
+    expect(await logLineOf(requestId)).toMatchObject({ statusCode: status });
+  }
+});
+
+describe('header lines', () => {
+  const lines = (count: number, line = (i: number) => `X-Filler-${i}: ${i}`) =>
+    Array.from({ length: count }, (_, i) => line(i));
+
+  it(`serves ${MAX_REQUEST_HEADERS} header lines (Host and the key among them)`, async () => {
+    const { received } = await exchange(
+      port,
+      wire('GET /v1/me HTTP/1.1', [
+        `Authorization: Bearer ${key}`,
+        'Connection: close',
+        ...lines(MAX_REQUEST_HEADERS - 3),
+      ]),
+    );
+    expect(parseResponses(received)[0].status).toBe(200);
+  });
+
+  it.each([
+    [`${MAX_REQUEST_HEADERS + 1} lines`, lines(MAX_REQUEST_HEADERS - 2)],
+    // Node keeps the first 2,000 and dropped the rest silently: a key after them was a 401.
+    ['2,001 lines, the key last', lines(1_999, (i) => `${((i % 26) + 10).toString(36)}:`)],
+    // Empty values: 16,000 lines of 4 bytes passed the 16 KiB bound on header bytes.
+    ['16,000 empty lines', lines(16_000, (i) => `${((i % 26) + 10).toString(36)}:`)],
+  ])('%s: 431 with the envelope, the headers of every answer and a log line', async (_, extra) => {
+    const requestId = `headers-${extra.length}`;
+    const { received } = await exchange(
+      port,
+      wire('GET /v1/me HTTP/1.1', [
+        `X-Request-Id: ${requestId}`,
+        'Connection: close',
+        ...extra,
+        `Authorization: Bearer ${key}`,
+      ]),
+    );
+
+    const [response] = parseResponses(received);
+    expectEnvelope(response, 431, '/v1/me');
+    expect(JSON.parse(response.body)).toMatchObject({
+      message: 'Request Header Fields Too Large',
+      error: 'REQUEST_HEADER_FIELDS_TOO_LARGE',
+    });
+    expect(response.headers['x-request-id']).toBe(requestId);
+    expect(response.headers['content-security-policy']).toBeDefined();
+    expect(await logLineOf(requestId)).toMatchObject({ statusCode: 431 });
     await expectStillServing();
   });
 });

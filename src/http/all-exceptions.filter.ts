@@ -7,6 +7,7 @@ import {
   Inject,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { STATUS_CODES } from 'node:http';
 import type { Logger } from 'pino';
 import { ROOT_LOGGER } from '../logging/app-logger';
 import { redactApiKeys } from '../logging/key-redaction';
@@ -54,7 +55,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const body: ErrorEnvelopeDto = {
       statusCode: status,
       message: this.messageOf(exception, status),
-      error: HttpStatus[status] ?? 'ERROR',
+      error: errorNameOf(status),
       // The request as received, with key-shaped values replaced however they were encoded: a
       // key sent in the query string or the path (`?api_key=st_...`) is not repeated back, to a
       // caller who may not be its owner, nor to whatever logs the response on the way.
@@ -103,4 +104,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     return 'Internal server error';
   }
+}
+
+/** `NOT_FOUND`, `TOO_MANY_REQUESTS`: Nest's name of the status, else HTTP's reason in its form. */
+export function errorNameOf(status: number): string {
+  return (
+    (HttpStatus[status] as string | undefined) ??
+    (STATUS_CODES[status] ?? 'Error').toUpperCase().replace(/\W+/g, '_')
+  );
 }

@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { errorNameOf } from './all-exceptions.filter';
 import type { ErrorEnvelopeDto } from './error-envelope.dto';
 
 // The statuses Node itself gives to what its HTTP parser refuses; anything else is a 400.
@@ -38,7 +39,7 @@ export function answerClientErrors(server: Server): void {
     const envelope: ErrorEnvelopeDto = {
       statusCode: status,
       message: reason,
-      error: reason.toUpperCase().replace(/\W+/g, '_'),
+      error: errorNameOf(status),
       path: '',
       timestamp: new Date().toISOString(),
     };

@@ -1,12 +1,4 @@
-import {
-  Global,
-  Inject,
-  type MiddlewareConsumer,
-  Module,
-  type NestModule,
-  RequestMethod,
-} from '@nestjs/common';
-import type { RequestHandler } from 'express';
+import { Global, Module } from '@nestjs/common';
 import { type DestinationStream, destination, type Logger, pino } from 'pino';
 import { Environment } from '../config/environment';
 import { AppLogger, ROOT_LOGGER } from './app-logger';
@@ -16,8 +8,11 @@ import { requestLog } from './request-log';
 /** Where log lines are written: standard output; a test overrides it to read them. */
 export const LOG_DESTINATION = Symbol('LOG_DESTINATION');
 
-/** The request log middleware (request-log.ts). */
-const HTTP_LOGGER = Symbol('HTTP_LOGGER');
+/**
+ * The request log middleware (request-log.ts): the first of every request's (app.setup.ts), so
+ * that whatever answers (the docs' files, a refusal before routing) has its line.
+ */
+export const HTTP_LOGGER = Symbol('HTTP_LOGGER');
 
 /**
  * Structured JSON logs through pino: the request log and, once the app calls
@@ -46,14 +41,6 @@ const HTTP_LOGGER = Symbol('HTTP_LOGGER');
     },
     AppLogger,
   ],
-  exports: [AppLogger, ROOT_LOGGER],
+  exports: [AppLogger, ROOT_LOGGER, HTTP_LOGGER],
 })
-export class LoggingModule implements NestModule {
-  constructor(@Inject(HTTP_LOGGER) private readonly httpLogger: RequestHandler) {}
-
-  configure(consumer: MiddlewareConsumer): void {
-    // Every path, in path-to-regexp 8's syntax. Matching this wildcard also decodes the path: one
-    // that cannot be percent-decoded (/v1/%ZZ) is refused there with a 400.
-    consumer.apply(this.httpLogger).forRoutes({ path: '{*path}', method: RequestMethod.ALL });
-  }
-}
+export class LoggingModule {}
