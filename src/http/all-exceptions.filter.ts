@@ -108,8 +108,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
 /** `NOT_FOUND`, `TOO_MANY_REQUESTS`: Nest's name of the status, else HTTP's reason in its form. */
 export function errorNameOf(status: number): string {
-  return (
-    (HttpStatus[status] as string | undefined) ??
-    (STATUS_CODES[status] ?? 'Error').toUpperCase().replace(/\W+/g, '_')
-  );
+  // Undefined for a status the enum lacks (431), whatever its index type says.
+  const nestName: string | undefined = HttpStatus[status];
+  return nestName ?? (STATUS_CODES[status] ?? 'Error').toUpperCase().replace(/\W+/g, '_');
 }
