@@ -134,3 +134,11 @@ it('migrates an empty database, serves, and drains on SIGTERM: exit 0', async ()
   // The server's drain ran (graceful-shutdown.ts), not the exit of the start.
   expect(messages(started).at(-1)).toBe('Shut down');
 }, 60_000);
+
+it('npm run db:migrate on a malformed DATABASE_URL: the one-line error naming it, no connection tried', async () => {
+  const migrate = spawnBuilt('database/migrate.js', { databaseUrl: 'base' });
+  expect(await migrate.exited).toMatchObject({ code: 1 });
+  expect(migrate.output.join('')).toBe(
+    'Invalid configuration: DATABASE_URL must be a postgresql:// connection URL\n',
+  );
+}, 60_000);

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   EXAMPLE_API_KEY_SECRET,
+  migrationDatabaseUrl,
   requireWebhookSecretKey,
   validateEnvironment,
 } from './environment';
@@ -230,5 +231,38 @@ describe('webhook settings', () => {
     expect(errorOf({ ...VALID, WEBHOOK_ALLOW_HTTP: 'yes' })).toMatch(
       /WEBHOOK_ALLOW_HTTP must be true or false/,
     );
+  });
+});
+
+describe('migrationDatabaseUrl (npm run db:migrate, the container entrypoint)', () => {
+  const messageOf = (raw: Record<string, string>) => {
+    try {
+      migrationDatabaseUrl(raw);
+      return '';
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+
+  it('is DATABASE_MIGRATION_URL when set, else DATABASE_URL; nothing else is required', () => {
+    expect(migrationDatabaseUrl({ DATABASE_URL: 'postgresql://a/x' })).toBe('postgresql://a/x');
+    expect(
+      migrationDatabaseUrl({
+        DATABASE_URL: 'postgresql://bouncer/x',
+        DATABASE_MIGRATION_URL: 'postgresql://server/x',
+      }),
+    ).toBe('postgresql://server/x');
+  });
+
+  it('names the variable that is missing or malformed, in one line, as the server does', () => {
+    expect(messageOf({})).toBe(
+      'Invalid configuration: DATABASE_URL is required (the postgresql:// URL of the database) (or DATABASE_MIGRATION_URL, for the migrations alone)',
+    );
+    expect(messageOf({ DATABASE_URL: 'base' })).toBe(
+      'Invalid configuration: DATABASE_URL must be a postgresql:// connection URL',
+    );
+    expect(
+      messageOf({ DATABASE_URL: 'postgresql://a/x', DATABASE_MIGRATION_URL: 'localhost:5432' }),
+    ).toBe('Invalid configuration: DATABASE_MIGRATION_URL must be a postgresql:// connection URL');
   });
 });

@@ -1,3 +1,5 @@
+// The decorators below read design-time types: loaded by db:migrate and the entrypoint before Nest.
+import 'reflect-metadata';
 import { plainToInstance, Transform, Type } from 'class-transformer';
 import {
   IsBoolean,
@@ -188,6 +190,30 @@ const REQUIRED: Record<string, string> = {
   DATABASE_URL: 'DATABASE_URL is required (the postgresql:// URL of the database)',
   API_KEY_SECRET: 'API_KEY_SECRET is required (a secret of at least 32 characters)',
 };
+
+/**
+ * The URL the migrations run on (`npm run db:migrate` and the container's entrypoint):
+ * DATABASE_MIGRATION_URL, else DATABASE_URL, checked as the server checks them, so that a missing
+ * or malformed one is the same one-line error naming the variable rather than the driver's
+ * `getaddrinfo ENOTFOUND` for what it made of the text.
+ */
+export function migrationDatabaseUrl(raw: Record<string, unknown>): string {
+  const given = (name: string) => raw[name] !== undefined && raw[name] !== '';
+  const checked = ['DATABASE_MIGRATION_URL', 'DATABASE_URL'].filter(given);
+  if (checked.length === 0) {
+    throw new StartupError(
+      `Invalid configuration: ${REQUIRED.DATABASE_URL} (or DATABASE_MIGRATION_URL, for the migrations alone)`,
+    );
+  }
+  const environment = plainToInstance(Environment, raw, { exposeDefaultValues: true });
+  const messages = validateSync(environment)
+    .filter((error) => checked.includes(error.property))
+    .flatMap((error) => Object.values(error.constraints ?? {}));
+  if (messages.length > 0) {
+    throw new StartupError(`Invalid configuration: ${messages.join('; ')}`);
+  }
+  return (environment.DATABASE_MIGRATION_URL || environment.DATABASE_URL) as string;
+}
 
 /** For ConfigModule: a clear message naming each missing or bad variable, or the typed values. */
 export function validateEnvironment(raw: Record<string, unknown>): Environment {

@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { migrationDatabaseUrl } from '../config/environment';
 import { applyMigrations } from './migrator';
 
 // `npm run db:migrate`: runs as dist/database/migrate.js, so the project root is two levels up.
@@ -6,10 +8,9 @@ import { applyMigrations } from './migrator';
 // transactions, which a pooler in transaction mode (PgBouncer) would hand to another client's
 // connection; the migrations need a direct connection to the server.
 async function main(): Promise<void> {
-  const databaseUrl = process.env.DATABASE_MIGRATION_URL || process.env.DATABASE_URL;
-  if (!databaseUrl) throw new Error('DATABASE_MIGRATION_URL or DATABASE_URL must be set');
+  if (existsSync('.env')) process.loadEnvFile('.env');
   await applyMigrations({
-    databaseUrl,
+    databaseUrl: migrationDatabaseUrl(process.env),
     migrationsDir: join(__dirname, '..', '..', 'prisma', 'migrations'),
     log: (line) => console.log(line),
   });

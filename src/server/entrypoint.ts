@@ -18,8 +18,8 @@ async function migrateThenServe(): Promise<void> {
   try {
     // A direct connection when the service's URL leads to PgBouncer (as for `npm run db:migrate`):
     // the migrator's advisory lock is a session's, which transaction pooling would not keep.
-    const databaseUrl = process.env.DATABASE_MIGRATION_URL || process.env.DATABASE_URL;
-    if (!databaseUrl) throw new Error('DATABASE_URL is not set');
+    const { migrationDatabaseUrl } = await import('../config/environment.js');
+    const databaseUrl = migrationDatabaseUrl(process.env);
     const { applyMigrations } = await import('../database/migrator.js');
     // Replicas that start together take turns on the migrator's advisory lock.
     await applyMigrations({
