@@ -212,7 +212,7 @@ export function migrationDatabaseUrl(raw: Record<string, unknown>): string {
   if (messages.length > 0) {
     throw new StartupError(`Invalid configuration: ${messages.join('; ')}`);
   }
-  return (environment.DATABASE_MIGRATION_URL || environment.DATABASE_URL) as string;
+  return environment.DATABASE_MIGRATION_URL || environment.DATABASE_URL;
 }
 
 /** For ConfigModule: a clear message naming each missing or bad variable, or the typed values. */
