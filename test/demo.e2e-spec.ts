@@ -1,5 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { findFreePort } from '../src/dev/free-port';
 import { type BuiltProcess, spawnBuilt } from './support/built-process';
@@ -50,6 +52,18 @@ async function printedKey(demo: BuiltProcess): Promise<string> {
   }
 }
 
+const run = promisify(execFile);
+
+/** The built admin tool with only these variables (and PATH). */
+async function admin(env: Record<string, string | undefined>, argv: string[]): Promise<string> {
+  const { stdout } = await run(
+    process.execPath,
+    [join(__dirname, '..', 'dist', 'cli', 'main.js'), ...argv],
+    { cwd: tmpdir(), env: { PATH: process.env.PATH, ...env } },
+  );
+  return stdout;
+}
+
 async function companiesStatus(port: number, key: string): Promise<number> {
   const response = await fetch(`http://127.0.0.1:${port}/v1/companies?limit=5`, {
     headers: { Authorization: `Bearer ${key}` },
@@ -73,6 +87,15 @@ it('a second demo in the same checkout (port taken) leaves the running one and i
   expect(await companiesStatus(port, key)).toBe(200);
   expect(readdirSync(join(cwd, '.data'))).toEqual(clusters);
   expect(clusters).toEqual([`demo-postgres-${first.process.pid}`]);
+
+  // The admin tool, with what the demo printed for it: a key it makes works on the demo.
+  const printed = first.output.join('');
+  const exported = (name: string) => new RegExp(`export ${name}='([^']+)'`).exec(printed)?.[1];
+  const made = await admin(
+    { DATABASE_URL: exported('DATABASE_URL'), API_KEY_SECRET: exported('API_KEY_SECRET') },
+    ['key', 'create', '--workspace', 'demo', '--name', 'from the admin tool', '--json'],
+  );
+  expect(await companiesStatus(port, (JSON.parse(made) as { key: string }).key)).toBe(200);
 
   first.process.kill('SIGINT');
   await first.exited;

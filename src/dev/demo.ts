@@ -25,7 +25,9 @@ async function demo(): Promise<void> {
     : await startEmbeddedPostgres('demo-postgres');
   process.env.DATABASE_URL ??= embedded?.url;
   // A throwaway secret is fine for a demo: its keys live only as long as its embedded database.
-  process.env.API_KEY_SECRET ??= randomBytes(32).toString('base64url');
+  const generatedSecret = process.env.API_KEY_SECRET
+    ? undefined
+    : (process.env.API_KEY_SECRET = randomBytes(32).toString('base64url'));
 
   try {
     await applyMigrations({
@@ -56,6 +58,9 @@ Demo workspace key (shown once): ${key}
 
   curl -s -H "Authorization: Bearer ${key}" "http://localhost:${PORT}/v1/companies?limit=2"
 
+The admin tool on this demo's database (keys, import, webhooks), from another terminal here:
+
+${adminToolLines(embedded?.url, generatedSecret)}
 Stop with Ctrl-C.`);
   } catch (error) {
     await embedded?.stop();
@@ -64,6 +69,21 @@ Stop with Ctrl-C.`);
     }
     throw error;
   }
+}
+
+/**
+ * What the admin tool needs to work on the demo's data: its database and the secret its keys are
+ * made with. Printed only when the demo made them up (the embedded database, a throwaway secret,
+ * both gone when it stops); yours are not echoed.
+ */
+function adminToolLines(embeddedUrl: string | undefined, generatedSecret: string | undefined) {
+  const database = embeddedUrl
+    ? `  export DATABASE_URL='${embeddedUrl}'`
+    : '  # DATABASE_URL: the one this demo runs with (yours)';
+  const secret = generatedSecret
+    ? `  export API_KEY_SECRET='${generatedSecret}'`
+    : '  # API_KEY_SECRET: the one this demo runs with (yours)';
+  return `${database}\n${secret}\n  npm run -s admin -- workspace list\n`;
 }
 
 // invalid_catalog_name: the database that the URL names does not exist on the server.
