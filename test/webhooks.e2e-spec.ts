@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { pino } from 'pino';
 import PgBoss from 'pg-boss';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
@@ -477,5 +478,100 @@ describe('webhooks', () => {
       await boss.stop({ graceful: false, close: true });
       await second.stop();
     }
+  });
+});
+
+describe('webhooks the worker refuses to send, and what the operator sees of them', () => {
+  let t: TestApp;
+  let worker: WebhookWorker;
+  const lines: { level: number; msg: string; endpointId?: string; host?: string }[] = [];
+  const written: string[] = [];
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    // As in production: no address inside, a log the test reads.
+    const destination = {
+      write: (line: string) => {
+        written.push(line);
+        lines.push(JSON.parse(line) as (typeof lines)[number]);
+      },
+    };
+    worker = testWorker(t.database.url, {
+      clock: t.clock,
+      allowPrivateNetworks: false,
+      logger: pino({ level: 'info' }, destination),
+    });
+    await worker.start();
+  });
+
+  afterAll(async () => {
+    await worker?.stop();
+    await t?.close();
+  });
+
+  const admin = (...argv: string[]) =>
+    runAdminCommand({ DATABASE_URL: t.database.url, ...WEBHOOK_ENV }, ...argv);
+
+  it('logs a refused address once per endpoint at warn, without the secret; deliveries shows each attempt on one line with the answer', async () => {
+    const { workspace } = await createTenant(t.prisma);
+    const created = await admin(
+      'webhook',
+      'create',
+      '--workspace',
+      workspace.id,
+      '--url',
+      'http://127.0.0.1:9/hooks?token=receiver-token',
+      '--json',
+    );
+    const { id, secret } = JSON.parse(created.stdout) as Endpoint;
+    await createCompany(t.prisma, workspace.id);
+    await createCompany(t.prisma, workspace.id);
+    await waitFor('two refused attempts', async () => {
+      const count = await t.prisma.webhookAttempt.count({ where: { endpointId: id } });
+      return count >= 2;
+    });
+
+    const warnings = lines.filter((line) => line.endpointId === id);
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        level: 40,
+        host: '127.0.0.1:9',
+        msg: expect.stringMatching(/^webhook attempt not made: refused address 127\.0\.0\.1: /),
+      }),
+    ]);
+    expect(written.join('')).not.toContain(secret.slice('whsec_'.length));
+    expect(written.join('')).not.toContain('receiver-token');
+
+    // A receiver's multi-line answer and a multi-line error (OpenSSL writes some) beside them.
+    const [{ eventId }] = await t.prisma.webhookAttempt.findMany({ where: { endpointId: id } });
+    await t.prisma.webhookAttempt.create({
+      data: {
+        eventId,
+        endpointId: id,
+        attempt: 9,
+        attemptedAt: new Date(),
+        status: 500,
+        durationMs: 12,
+        responseExcerpt: '{"error":\n  "database down"\r\n}',
+      },
+    });
+    await t.prisma.webhookAttempt.create({
+      data: {
+        eventId,
+        endpointId: id,
+        attempt: 10,
+        attemptedAt: new Date(),
+        error: 'certificate verify failed\nerror:0A000086:SSL routines::certificate verify failed',
+        durationMs: 3,
+        responseExcerpt: '',
+      },
+    });
+    const listed = await admin('webhook', 'deliveries', '--id', id);
+    const rows = listed.stdout.trimEnd().split('\n');
+    expect(rows).toHaveLength(1 + 4);
+    expect(rows[0]).toMatch(/RESULT .* RESPONSE$/);
+    expect(rows[1]).toMatch(/ certificate verify failed error:0A000086:SSL routines::cert… /);
+    expect(rows[2]).toMatch(/ 500 .*\{"error": "database down" \}$/);
+    expect(rows[3]).toMatch(/refused address 127\.0\.0\.1: /);
   });
 });

@@ -37,6 +37,17 @@ export function table(headers: string[], rows: string[][], empty: string): strin
     .join('\n');
 }
 
+/**
+ * Text for one table cell: every run of white space and control characters (line breaks, tabs)
+ * as one space, cut to `width` characters with an ellipsis.
+ */
+export function oneLine(text: string, width: number): string {
+  // eslint-disable-next-line no-control-regex
+  const flat = text.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
+  const characters = [...flat];
+  return characters.length <= width ? flat : `${characters.slice(0, width - 1).join('')}…`;
+}
+
 export function formatDate(date: Date | null): string {
   return date ? date.toISOString() : '-';
 }

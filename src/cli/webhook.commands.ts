@@ -4,7 +4,7 @@ import type { EventType } from '../webhooks/webhook-events';
 import { EVENT_TYPES } from '../webhooks/webhook-events';
 import { isEventType, WebhookEndpointsService } from '../webhooks/webhook-endpoints.service';
 import { AdminCommand, CommandGroup, type JsonFlag } from './admin-command';
-import { CliOutput, formatDate, table, UsageError } from './cli-output';
+import { CliOutput, formatDate, oneLine, table, UsageError } from './cli-output';
 import * as flags from './flags';
 
 const DEFAULT_DELIVERIES = 20;
@@ -172,6 +172,10 @@ export class WebhookRotateSecretCommand extends EndpointCommand {
   }
 }
 
+// A row per attempt: a multi-line error (OpenSSL's) or answer is one line, cut; --json has it all.
+const RESULT_WIDTH = 60;
+const RESPONSE_WIDTH = 80;
+
 @SubCommand({
   name: 'deliveries',
   description: 'the latest delivery attempts of an endpoint, newest first',
@@ -184,15 +188,16 @@ export class WebhookDeliveriesCommand extends EndpointCommand {
     );
     this.output.print(options.json, attempts, () =>
       table(
-        ['EVENT', 'TYPE', 'ATTEMPT', 'TIME', 'RESULT', 'DURATION', 'EVENT STATE'],
+        ['EVENT', 'TYPE', 'ATTEMPT', 'TIME', 'RESULT', 'DURATION', 'EVENT STATE', 'RESPONSE'],
         attempts.map((a) => [
           a.eventId,
           a.type,
           String(a.attempt),
           formatDate(a.attemptedAt),
-          a.status === null ? (a.error ?? '') : String(a.status),
+          oneLine(a.status === null ? (a.error ?? '') : String(a.status), RESULT_WIDTH),
           `${a.durationMs} ms`,
           a.eventState,
+          oneLine(a.responseExcerpt, RESPONSE_WIDTH),
         ]),
         `No delivery attempts for ${options.id}.`,
       ),

@@ -36,6 +36,8 @@ export interface DeliveryOptions {
    * move the clock, so that the schedule's hours pass on the clock, not in real time.
    */
   maxJobWaitSeconds: number;
+  /** An attempt the sender refused to make (the network guard, the scheme): for the log. */
+  onRefused?: (endpointId: string, url: string, reason: string) => void;
 }
 
 interface ClaimedEvent {
@@ -277,6 +279,9 @@ export class WebhookDelivery {
   /** An attempt's outcome, recorded: the delivered ones gathered, a failure in its transaction. */
   private async record(event: ClaimedEvent, now: number, outcome: AttemptOutcome): Promise<void> {
     const sentAt = new Date(now);
+    if (outcome.error?.startsWith('refused ')) {
+      this.options.onRefused?.(event.endpoint_id, event.url, outcome.error);
+    }
     if (outcome.delivered) await this.delivered.add({ event, outcome, sentAt });
     else await this.recordFailure(event.id, event, sentAt, outcome);
   }

@@ -51,6 +51,8 @@ export interface DeliveryAttempt {
   status: number | null;
   error: string | null;
   durationMs: number;
+  /** The receiver's answer: its first 1 KB, as received ('' when none came). */
+  responseExcerpt: string;
   eventState: string;
 }
 

@@ -57,7 +57,8 @@ export const ENDPOINT_SECRET_SQL = `SELECT secret FROM webhook_endpoints WHERE i
 /** The latest attempts of an endpoint, newest first. $1 id, $2 limit. */
 export const DELIVERIES_SQL = `SELECT attempt.event_id AS "eventId", event.type, attempt.attempt,
   attempt.attempted_at AS "attemptedAt", attempt.status, attempt.error,
-  attempt.duration_ms AS "durationMs", event.state AS "eventState"
+  attempt.duration_ms AS "durationMs", attempt.response_excerpt AS "responseExcerpt",
+  event.state AS "eventState"
 FROM webhook_attempts attempt
 JOIN webhook_events event ON event.id = attempt.event_id
 WHERE attempt.endpoint_id = $1

@@ -50,6 +50,15 @@ const DEFAULT_BATCH_SIZE = 50;
 const POLLING_INTERVAL_MS = 500;
 const MAX_JOB_WAIT_SECONDS = 24 * 60 * 60;
 const STOP_TIMEOUT_MS = 30_000;
+const MAX_WARNED_REFUSALS = 10_000;
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '(not a URL)';
+  }
+}
 
 /**
  * The worker process's work: a dispatcher turning changes into events and jobs, and a fetch loop
@@ -63,6 +72,8 @@ export class WebhookWorker {
   private readonly delivery: WebhookDelivery;
   private readonly slots: DeliverySlots<FetchedJob>;
   private readonly accepting = new Set<Promise<void>>();
+  /** The endpoint and reason of each refusal logged (warnRefused). */
+  private readonly warnedRefusals = new Set<string>();
   private dispatchTimer?: NodeJS.Timeout;
   private dispatching?: Promise<void>;
   private fetching?: Promise<void>;
@@ -109,8 +120,26 @@ export class WebhookWorker {
       clock,
       random: options.random ?? Math.random,
       maxJobWaitSeconds: options.maxJobWaitSeconds ?? MAX_JOB_WAIT_SECONDS,
+      onRefused: (endpointId, url, reason) => this.warnRefused(endpointId, url, reason),
     });
     this.dispatcher = new WebhookDispatcher(this.pool, this.boss, clock, this.delivery.leaseMs);
+  }
+
+  /**
+   * An attempt the worker refused to make (an address inside, a scheme not allowed): at warn, once
+   * per endpoint and reason for the life of the process, since every retry would say it again.
+   * Its host only: a URL's query may hold a receiver's token; the signing secret is never logged.
+   */
+  private warnRefused(endpointId: string, url: string, reason: string): void {
+    const key = `${endpointId} ${reason}`;
+    if (this.warnedRefusals.has(key)) return;
+    // Bounded: a process that met many such endpoints starts over rather than grow.
+    if (this.warnedRefusals.size >= MAX_WARNED_REFUSALS) this.warnedRefusals.clear();
+    this.warnedRefusals.add(key);
+    this.options.logger.warn(
+      { endpointId, host: hostOf(url) },
+      `webhook attempt not made: ${reason} (webhook deliveries --id ${endpointId})`,
+    );
   }
 
   async start(): Promise<void> {
