@@ -7,6 +7,7 @@ import {
   NotFoundError,
   RateLimitError,
   ServiceUnavailableError,
+  parseRateLimits,
   type ClientOptions,
 } from '../clients/typescript/src';
 
@@ -188,6 +189,70 @@ describe('Client retries', () => {
 
     expect(sleeps).toEqual([42_000]);
     expect(urls).toHaveLength(3);
+  });
+
+  it("reads the IETF draft's RateLimit fields, and waits for the per-minute reset they state", async () => {
+    const policy = '"in-flight";q=20;qu="concurrent-requests", "per-minute";q=120;w=60';
+    const { client, sleeps } = scripted([
+      // No X-RateLimit-* here: the IETF fields alone say the budget is spent.
+      reply(200, WORKSPACE, {
+        'RateLimit-Policy': policy,
+        RateLimit: '"in-flight";r=19, "per-minute";r=0;t=42',
+      }),
+      reply(200, WORKSPACE, {
+        'RateLimit-Policy': policy,
+        RateLimit: '"in-flight";r=19, "per-minute";r=119;t=60',
+      }),
+    ]);
+
+    await client.me();
+    expect(client.rateLimits).toEqual({
+      policies: [
+        { name: 'in-flight', quota: 20, unit: 'concurrent-requests' },
+        { name: 'per-minute', quota: 120, windowSeconds: 60, unit: 'requests' },
+      ],
+      states: [
+        { name: 'in-flight', remaining: 19 },
+        { name: 'per-minute', remaining: 0, resetSeconds: 42 },
+      ],
+    });
+    await client.me();
+
+    expect(sleeps).toEqual([42_000]);
+    expect(client.rateLimits.states[1]).toEqual({
+      name: 'per-minute',
+      remaining: 119,
+      resetSeconds: 60,
+    });
+  });
+});
+
+describe('parseRateLimits', () => {
+  const parse = (fields: Record<string, string>) => parseRateLimits(new Headers(fields));
+
+  it('reads members split over field lines, spaces and unknown parameters as the draft allows', () => {
+    const headers = new Headers();
+    headers.append('RateLimit-Policy', '"per-minute";q=120;w=60');
+    headers.append('RateLimit-Policy', '"in-flight" ; q=20 ; qu="concurrent-requests";pk=:YWJj:');
+    headers.append('RateLimit', '"per-minute";r=5;t=7,"in-flight";r=3');
+    expect(parseRateLimits(headers)).toEqual({
+      policies: [
+        { name: 'per-minute', quota: 120, windowSeconds: 60, unit: 'requests' },
+        { name: 'in-flight', quota: 20, unit: 'concurrent-requests' },
+      ],
+      states: [
+        { name: 'per-minute', remaining: 5, resetSeconds: 7 },
+        { name: 'in-flight', remaining: 3 },
+      ],
+    });
+  });
+
+  it('skips what it cannot read rather than guess, and is empty without the fields', () => {
+    expect(parse({})).toEqual({ policies: [], states: [] });
+    expect(parse({ RateLimit: '"a";r=-1, "b";t=4, "c";r=2' }).states).toEqual([
+      { name: 'c', remaining: 2 },
+    ]);
+    expect(parse({ 'RateLimit-Policy': 'limit=100, remaining=50' }).policies).toEqual([]);
   });
 });
 

@@ -66,6 +66,9 @@ describe('the TypeScript client against the server', () => {
     const { client } = recordingClient(t, { apiKey: key, baseUrl });
     const expected = (await getWithKey(t.app, '/v1/me', key)).body;
     await expect(client.me()).resolves.toStrictEqual(expected);
+    // The limits as the server stated them, read from its IETF fields.
+    expect(client.rateLimits.policies.map(({ name }) => name)).toEqual(['in-flight', 'per-minute']);
+    expect(client.rateLimits.states[1]).toMatchObject({ name: 'per-minute', resetSeconds: 60 });
   });
 
   it('listCompanies() sends limit, offset and since (a Date) and returns the page as is', async () => {

@@ -165,6 +165,11 @@ it("never refuses nor queues the quiet workspace behind the noisy one's burst", 
   expect([...statuses].sort()).toEqual([200, 429]);
   for (const response of noisyResponses.filter(({ status }) => status === 429)) {
     expect(response.headers['retry-after']).toBe('1');
+    // In the IETF draft's fields: the in-flight limit, nothing left of it; no per-minute member.
+    expect([response.headers['ratelimit-policy'], response.headers['ratelimit']]).toEqual([
+      `"in-flight";q=${LIMIT};qu="concurrent-requests"`,
+      '"in-flight";r=0',
+    ]);
     expect(JSON.parse(response.text)).toStrictEqual({
       statusCode: 429,
       message: `Too many requests in progress for this workspace: at most ${LIMIT} at a time`,
@@ -276,6 +281,7 @@ it("refuses a burst's requests without the key's database check, and never admit
       workspaceId: workspace.id,
     });
     expect(refused.headers['retry-after']).toBe('1');
+    expect(refused.headers['ratelimit']).toBe('"in-flight";r=0');
     expect(JSON.parse(refused.text)).toMatchObject({
       message: `Too many requests in progress for this workspace: at most ${LIMIT} at a time`,
     });

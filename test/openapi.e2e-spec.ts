@@ -77,6 +77,13 @@ const RATE_LIMIT = {
   'X-RateLimit-Reset': 'integer 1..',
 };
 
+// The IETF draft's fields: one Structured Field List member per limit.
+const POLICY = '"(?:per-minute|auth-failures|in-flight)"';
+const IETF_RATE_LIMIT = {
+  'RateLimit-Policy': `string /^${POLICY};q=\\d+;(?:w=\\d+|qu="concurrent-requests")(?:, ${POLICY};q=\\d+;(?:w=\\d+|qu="concurrent-requests"))*$/`,
+  RateLimit: `string /^${POLICY};r=\\d+(?:;t=\\d+)?(?:, ${POLICY};r=\\d+(?:;t=\\d+)?)*$/`,
+};
+
 /** The headers of a response: name, required or not, and the schema summarised. */
 function headersOf(response: ResponseObject): Record<string, string> {
   return Object.fromEntries(
@@ -341,27 +348,27 @@ describe('the OpenAPI document', () => {
       ...Object.fromEntries(extra.map((status) => [status, 'ErrorEnvelopeDto'])),
     });
 
-    for (const status of extra) {
-      expect(headersOf(responses[status])).toEqual(required({ ...RATE_LIMIT, ...EVERY_RESPONSE }));
-    }
-    expect(headersOf(responses[200])).toEqual(required({ ...RATE_LIMIT, ...EVERY_RESPONSE }));
-    expect(headersOf(responses[400])).toEqual(required({ ...RATE_LIMIT, ...EVERY_RESPONSE }));
+    const limited = required({ ...RATE_LIMIT, ...IETF_RATE_LIMIT, ...EVERY_RESPONSE });
+    for (const status of extra) expect(headersOf(responses[status])).toEqual(limited);
+    expect(headersOf(responses[200])).toEqual(limited);
+    expect(headersOf(responses[400])).toEqual(limited);
     expect(headersOf(responses[401])).toEqual(
       required({ 'WWW-Authenticate': 'string (Bearer)', ...EVERY_RESPONSE }),
     );
-    // The X-RateLimit headers come with the per-minute limit's 429, not the in-flight limit's.
+    // The X-RateLimit headers come with the per-minute limit's 429, not the in-flight limit's;
+    // the IETF fields with every 429, each naming the limit that refused.
     expect(headersOf(responses[429])).toEqual({
-      ...required({ 'Retry-After': 'integer 1..', ...EVERY_RESPONSE }),
+      ...required({ 'Retry-After': 'integer 1..', ...IETF_RATE_LIMIT, ...EVERY_RESPONSE }),
       ...optional(RATE_LIMIT),
     });
     expect(headersOf(responses[500])).toEqual({
-      ...optional(RATE_LIMIT),
+      ...optional({ ...RATE_LIMIT, ...IETF_RATE_LIMIT }),
       ...required(EVERY_RESPONSE),
     });
     // A 503 says when to retry: soon after shedding load, later after a database failure.
     expect(headersOf(responses[503])).toEqual({
       ...required({ 'Retry-After': 'integer 1..' }),
-      ...optional(RATE_LIMIT),
+      ...optional({ ...RATE_LIMIT, ...IETF_RATE_LIMIT }),
       ...required(EVERY_RESPONSE),
     });
   });
@@ -606,10 +613,13 @@ describe('with a limit of 2 requests per minute per key and per address', () => 
 
       expect((await getWithKey(t.app, '/v1/me', key)).status).toBe(429);
 
-      expect(takeContractViolations()).toEqual([
-        'GET /v1/me -> 429: the X-RateLimit-Remaining header (-1) does not match its schema',
-        'GET /v1/me -> 429: the X-RateLimit-Reset header (soon) does not match its schema',
-      ]);
+      // The same headers are written for each answer: the two 200s and the 429.
+      expect(takeContractViolations()).toEqual(
+        ['200', '200', '429'].flatMap((status) => [
+          `GET /v1/me -> ${status}: the X-RateLimit-Remaining header (-1) does not match its schema`,
+          `GET /v1/me -> ${status}: the X-RateLimit-Reset header (soon) does not match its schema`,
+        ]),
+      );
     });
 
     it('reports a documented operation that does not answer JSON', async () => {

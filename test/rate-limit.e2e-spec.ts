@@ -97,6 +97,26 @@ describe('per-key rate limit (default: 120 per minute)', () => {
     expectTooManyRequests(refused, '/v1/me', { limit: 120, seconds: 45 });
   });
 
+  it("states both limits in the IETF draft's RateLimit-Policy and RateLimit, the per-minute one counting down", async () => {
+    const key = await withKey(t);
+    for (let i = 1; i <= 120; i++) {
+      const response = await get(key);
+      expect([response.headers['ratelimit-policy'], response.headers['ratelimit']]).toEqual([
+        '"in-flight";q=1000;qu="concurrent-requests", "per-minute";q=120;w=60',
+        `"in-flight";r=999, "per-minute";r=${120 - i};t=60`,
+      ]);
+    }
+    t.clock.advance(15_000);
+
+    const refused = await get(key);
+
+    expect(refused.status).toBe(429);
+    expect([refused.headers['ratelimit-policy'], refused.headers['ratelimit']]).toEqual([
+      '"in-flight";q=1000;qu="concurrent-requests", "per-minute";q=120;w=60',
+      '"in-flight";r=999, "per-minute";r=0;t=45',
+    ]);
+  });
+
   it('carries the headers on 200 and 400 of every endpoint, with one budget for all three', async () => {
     const key = await withKey(t);
     const sequence: [string, number][] = [
@@ -345,6 +365,11 @@ describe('requests failing authentication, per client address (AUTH_FAILURE_LIMI
 
     expectTooManyRequests(refused, '/v1/companies?limit=1', { limit: 5, seconds: 60 });
     expect(refused.headers['www-authenticate']).toBeUndefined();
+    // The limit that refused, named in the IETF fields: the address's, not a key's budget.
+    expect([refused.headers['ratelimit-policy'], refused.headers['ratelimit']]).toEqual([
+      '"auth-failures";q=5;w=60',
+      '"auth-failures";r=0;t=60',
+    ]);
   });
 
   it('once limited, refuses well-formed unknown keys without a lookup', async () => {

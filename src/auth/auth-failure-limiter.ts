@@ -47,7 +47,11 @@ export class AuthFailureLimiter {
       this.forgetExpired();
       this.blockedUntil.set(address, this.clock.now() + timeToExpire * 1000);
     }
-    setRateLimitHeaders(response, { limit: this.limit, remaining: 0, resetSeconds: timeToExpire });
+    setRateLimitHeaders(
+      response,
+      { limit: this.limit, remaining: 0, resetSeconds: timeToExpire },
+      { policy: 'auth-failures', refused: true },
+    );
     throw new ThrottlerException();
   }
 

@@ -65,7 +65,9 @@ separate budgets. The limit holds across all instances of the service. Every res
 authenticated request carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and
 \`X-RateLimit-Reset\` (whole seconds until the window resets); past the limit the answer is a 429
 with \`Retry-After\` and \`X-RateLimit-Remaining: 0\`. Requests that fail authentication are
-limited per client address (300 per minute), with the same 429.
+limited per client address (300 per minute), with the same 429. The same responses state the
+limits in the IETF draft's fields too: \`RateLimit-Policy: "in-flight";q=20;qu="concurrent-requests",
+"per-minute";q=120;w=60\` and \`RateLimit: "in-flight";r=19, "per-minute";r=118;t=42\`.
 
 ## Parameters
 

@@ -47,6 +47,34 @@ const RATE_LIMIT = (required: boolean, remaining = integer(0)): HeadersObject =>
   },
 });
 
+// draft-ietf-httpapi-ratelimit-headers: each field a Structured Field List, one member per limit.
+const POLICY_NAME = '"(?:per-minute|auth-failures|in-flight)"';
+const POLICY_MEMBER = `${POLICY_NAME};q=\\d+;(?:w=\\d+|qu="concurrent-requests")`;
+const STATE_MEMBER = `${POLICY_NAME};r=\\d+(?:;t=\\d+)?`;
+const list = (member: string): SchemaObject => ({
+  type: 'string',
+  pattern: `^${member}(?:, ${member})*$`,
+});
+
+const IETF_RATE_LIMIT = (required: boolean): HeadersObject => ({
+  'RateLimit-Policy': {
+    required,
+    description:
+      'The limits that apply, as the IETF draft writes them: `"in-flight";q=20;' +
+      'qu="concurrent-requests"` (the workspace\'s requests in progress on the instance) and ' +
+      '`"per-minute";q=120;w=60` (the key\'s budget); `"auth-failures";q=300;w=60` on the 429 of ' +
+      'an address past its failed authentications.',
+    schema: list(POLICY_MEMBER),
+  },
+  RateLimit: {
+    required,
+    description:
+      'What is left of each policy: `"in-flight";r=19` (requests that may start now), ' +
+      '`"per-minute";r=119;t=42` (requests left, whole seconds until the window resets).',
+    schema: list(STATE_MEMBER),
+  },
+});
+
 const RETRY_AFTER: HeadersObject = {
   'Retry-After': {
     required: true,
@@ -112,7 +140,7 @@ export function ApiContractResponses(
         status: 404,
         description: extra.notFound,
         type: ErrorEnvelopeDto,
-        headers: { ...RATE_LIMIT(true), ...EVERY_RESPONSE },
+        headers: { ...RATE_LIMIT(true), ...IETF_RATE_LIMIT(true), ...EVERY_RESPONSE },
         example: errorExample(404, 'NOT_FOUND', 'Not Found', '/v1/companies/co_000001'),
       }),
     );
@@ -126,7 +154,7 @@ export function ApiContractResponses(
           '(`CHANGES_RETENTION_DAYS`, 30 days by default): the client may have missed some. Start ' +
           'again without a cursor, replacing the local copy.',
         type: ErrorEnvelopeDto,
-        headers: { ...RATE_LIMIT(true), ...EVERY_RESPONSE },
+        headers: { ...RATE_LIMIT(true), ...IETF_RATE_LIMIT(true), ...EVERY_RESPONSE },
         example: errorExample(
           410,
           'GONE',
@@ -153,7 +181,7 @@ export function ApiContractResponses(
       status: 200,
       description: okDescription,
       type: ok,
-      headers: { ...RATE_LIMIT(true), ...EVERY_RESPONSE },
+      headers: { ...RATE_LIMIT(true), ...IETF_RATE_LIMIT(true), ...EVERY_RESPONSE },
     }),
     ApiResponse({
       status: 400,
@@ -163,7 +191,7 @@ export function ApiContractResponses(
         'this workspace (`cursor is not valid`). `message` has one entry per violated ' +
         'constraint. The request counts against the rate limit.',
       type: ErrorEnvelopeDto,
-      headers: { ...RATE_LIMIT(true), ...EVERY_RESPONSE },
+      headers: { ...RATE_LIMIT(true), ...IETF_RATE_LIMIT(true), ...EVERY_RESPONSE },
       example: errorExample(400, 'BAD_REQUEST', ['limit must not be greater than 200']),
     }),
     ApiResponse({
@@ -185,11 +213,13 @@ export function ApiContractResponses(
         'in-flight limit: the workspace (all its keys) already has 20 requests in progress on ' +
         'the instance (message `Too many requests in progress for this workspace: at most 20 at ' +
         'a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the ' +
-        'per-minute budget). Wait `Retry-After` seconds.',
+        'per-minute budget). RateLimit shows the policy at 0 (`"per-minute";r=0;t=42`, ' +
+        '`"in-flight";r=0`, `"auth-failures";r=0;t=42`). Wait `Retry-After` seconds.',
       type: ErrorEnvelopeDto,
       headers: {
         ...RETRY_AFTER,
         ...RATE_LIMIT(false),
+        ...IETF_RATE_LIMIT(true),
         ...EVERY_RESPONSE,
       },
       example: errorExample(429, 'TOO_MANY_REQUESTS', 'Too Many Requests'),
@@ -200,7 +230,7 @@ export function ApiContractResponses(
         'An unexpected failure; the body carries no detail of it. The X-RateLimit headers are ' +
         'present when the key had been accepted.',
       type: ErrorEnvelopeDto,
-      headers: { ...RATE_LIMIT(false), ...EVERY_RESPONSE },
+      headers: { ...RATE_LIMIT(false), ...IETF_RATE_LIMIT(false), ...EVERY_RESPONSE },
       example: errorExample(500, 'INTERNAL_SERVER_ERROR', 'Internal server error'),
     }),
     ApiResponse({
@@ -213,7 +243,12 @@ export function ApiContractResponses(
         'with backoff: the service recovers by itself. The X-RateLimit headers are present when ' +
         'the key had been accepted.',
       type: ErrorEnvelopeDto,
-      headers: { ...RETRY_AFTER_UNAVAILABLE, ...RATE_LIMIT(false), ...EVERY_RESPONSE },
+      headers: {
+        ...RETRY_AFTER_UNAVAILABLE,
+        ...RATE_LIMIT(false),
+        ...IETF_RATE_LIMIT(false),
+        ...EVERY_RESPONSE,
+      },
       example: errorExample(503, 'SERVICE_UNAVAILABLE', 'Service temporarily unavailable'),
     }),
   );

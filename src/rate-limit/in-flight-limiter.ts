@@ -21,6 +21,11 @@ export class InFlightLimiter {
     return this.total;
   }
 
+  /** How many more of the workspace's requests may start now. */
+  remaining(workspaceId: string): number {
+    return this.limit - (this.inFlight.get(workspaceId) ?? 0);
+  }
+
   /** True when the workspace has its limit in progress: one more would be refused. */
   isFull(workspaceId: string): boolean {
     return (this.inFlight.get(workspaceId) ?? 0) >= this.limit;

@@ -2,6 +2,7 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { InFlightLimitException } from '../http/refusals';
 import { InFlightLimiter } from './in-flight-limiter';
+import { setInFlightHeaders } from './rate-limit-headers';
 
 /** A refused request may try again this soon: requests of 10 to 500 ms will have ended by then. */
 export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
@@ -9,6 +10,7 @@ export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
 /** Refuses a request over its workspace's in-flight limit: 429, `Retry-After: 1`. */
 export function refuseInFlight(response: Response, limit: number): never {
   response.setHeader('Retry-After', String(IN_FLIGHT_RETRY_AFTER_SECONDS));
+  setInFlightHeaders(response, limit, 0);
   throw new InFlightLimitException(limit);
 }
 
@@ -31,6 +33,7 @@ export class InFlightGuard implements CanActivate {
     const response = http.getResponse<Response>();
     const release = this.limiter.tryAcquire(workspaceId);
     if (release === false) refuseInFlight(response, this.limiter.limit);
+    setInFlightHeaders(response, this.limiter.limit, this.limiter.remaining(workspaceId));
     // A client that left while its key was being checked: its 'close' has been and gone, and a
     // listener added now would never run, keeping the place taken for good (measured before this
     // line: 300 requests cut at random left the workspace refused on every request after).

@@ -1,5 +1,9 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
-import { ThrottlerGuard, type ThrottlerLimitDetail } from '@nestjs/throttler';
+import {
+  ThrottlerGuard,
+  type ThrottlerLimitDetail,
+  type ThrottlerRequest,
+} from '@nestjs/throttler';
 
 import type { Request, Response } from 'express';
 import { setRateLimitHeaders } from './rate-limit-headers';
@@ -23,16 +27,43 @@ export class RateLimitGuard extends ThrottlerGuard {
     return `api-key:${tracker}`;
   }
 
+  /**
+   * The stock guard's count, with this service's headers (setRateLimitHeaders: the contract's
+   * X-RateLimit-* and the IETF draft's) rather than its own X-RateLimit-* alone.
+   */
+  protected override async handleRequest(request: ThrottlerRequest): Promise<boolean> {
+    const { context, limit, ttl, throttler, blockDuration, getTracker, generateKey } = request;
+    const { req, res } = this.getRequestResponse(context);
+    const tracker = await getTracker(req, context);
+    const key = generateKey(context, tracker, throttler.name ?? 'default');
+    const counted = await this.storageService.increment(
+      key,
+      ttl,
+      limit,
+      blockDuration,
+      throttler.name ?? 'default',
+    );
+    if (counted.isBlocked) {
+      await this.throwThrottlingException(context, { limit, ttl, key, tracker, ...counted });
+    }
+    setRateLimitHeaders(res as Response, {
+      limit,
+      remaining: limit - counted.totalHits,
+      resetSeconds: counted.timeToExpire,
+    });
+    return true;
+  }
+
   protected override throwThrottlingException(
     context: ExecutionContext,
     detail: ThrottlerLimitDetail,
   ): Promise<void> {
     // The stock guard sets only Retry-After on a 429; the contract wants all the headers.
-    setRateLimitHeaders(context.switchToHttp().getResponse<Response>(), {
-      limit: detail.limit,
-      remaining: 0,
-      resetSeconds: detail.timeToBlockExpire,
-    });
+    setRateLimitHeaders(
+      context.switchToHttp().getResponse<Response>(),
+      { limit: detail.limit, remaining: 0, resetSeconds: detail.timeToBlockExpire },
+      { refused: true },
+    );
     return super.throwThrottlingException(context, detail);
   }
 }

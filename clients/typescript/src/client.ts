@@ -1,5 +1,6 @@
 import { backoffDelay } from './backoff.js';
 import { errorFromResponse, NetworkError } from './errors.js';
+import { parseRateLimits, type RateLimits } from './rate-limit.js';
 import type {
   ChangeFeedOptions,
   ChangePage,
@@ -66,6 +67,11 @@ export class Client {
   private readonly now: () => number;
   /** When the rate-limit window we know to be spent ends (on `now`); 0 when none is. */
   private spentUntil = 0;
+  /**
+   * The limits as the last response stated them (`RateLimit-Policy`, `RateLimit`): what is left of
+   * the key's per-minute budget and of the workspace's requests in progress. Empty before any.
+   */
+  rateLimits: RateLimits = { policies: [], states: [] };
 
   constructor(options: ClientOptions) {
     this.apiKey = options.apiKey;
@@ -234,13 +240,19 @@ export class Client {
   }
 
   /**
-   * Remembers when the window ends once it is spent (`X-RateLimit-Remaining: 0`, or a 429), so
+   * Remembers when the window ends once it is spent (the per-minute budget at 0, or a 429), so
    * that the next request waits for the new window instead of spending itself on a known 429.
+   * The IETF fields first, the `X-RateLimit-*` headers where they are absent.
    */
   private noteRateLimit(response: Response): void {
-    const remaining = headerNumber(response, 'x-ratelimit-remaining');
+    const limits = parseRateLimits(response.headers);
+    if (limits.states.length > 0 || limits.policies.length > 0) this.rateLimits = limits;
+    const perMinute = limits.states.find((state) => state.name === 'per-minute');
+    const remaining = perMinute?.remaining ?? headerNumber(response, 'x-ratelimit-remaining');
     const reset =
-      headerNumber(response, 'retry-after') ?? headerNumber(response, 'x-ratelimit-reset');
+      headerNumber(response, 'retry-after') ??
+      perMinute?.resetSeconds ??
+      headerNumber(response, 'x-ratelimit-reset');
     if ((remaining === 0 || response.status === 429) && reset !== null) {
       this.spentUntil = Math.max(this.spentUntil, this.now() + reset * 1000);
     }

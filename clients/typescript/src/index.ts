@@ -32,6 +32,12 @@ export type {
   Workspace,
 } from './types.js';
 export {
+  parseRateLimits,
+  type RateLimitPolicy,
+  type RateLimits,
+  type RateLimitState,
+} from './rate-limit.js';
+export {
   verifyWebhook,
   WebhookVerificationError,
   type VerifyWebhookOptions,

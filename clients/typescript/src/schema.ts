@@ -504,6 +504,10 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -525,6 +529,10 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -574,7 +582,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). Wait `Retry-After` seconds. */
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). RateLimit shows the policy at 0 (`"per-minute";r=0;t=42`, `"in-flight";r=0`, `"auth-failures";r=0;t=42`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
@@ -585,6 +593,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -615,6 +627,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -647,6 +663,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -698,6 +718,10 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -719,6 +743,10 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -768,7 +796,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). Wait `Retry-After` seconds. */
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). RateLimit shows the policy at 0 (`"per-minute";r=0;t=42`, `"in-flight";r=0`, `"auth-failures";r=0;t=42`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
@@ -779,6 +807,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -809,6 +841,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -841,6 +877,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -890,6 +930,10 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -911,6 +955,10 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -969,6 +1017,10 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -990,7 +1042,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). Wait `Retry-After` seconds. */
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). RateLimit shows the policy at 0 (`"per-minute";r=0;t=42`, `"in-flight";r=0`, `"auth-failures";r=0;t=42`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
@@ -1001,6 +1053,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1031,6 +1087,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1063,6 +1123,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1109,6 +1173,10 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1130,6 +1198,10 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1188,6 +1260,10 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1209,7 +1285,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). Wait `Retry-After` seconds. */
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). RateLimit shows the policy at 0 (`"per-minute";r=0;t=42`, `"in-flight";r=0`, `"auth-failures";r=0;t=42`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
@@ -1220,6 +1296,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1250,6 +1330,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1282,6 +1366,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1333,6 +1421,10 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1354,6 +1446,10 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1403,7 +1499,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). Wait `Retry-After` seconds. */
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). RateLimit shows the policy at 0 (`"per-minute";r=0;t=42`, `"in-flight";r=0`, `"auth-failures";r=0;t=42`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
@@ -1414,6 +1510,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1444,6 +1544,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1476,6 +1580,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1525,6 +1633,10 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1546,6 +1658,10 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1604,6 +1720,10 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1625,7 +1745,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). Wait `Retry-After` seconds. */
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). RateLimit shows the policy at 0 (`"per-minute";r=0;t=42`, `"in-flight";r=0`, `"auth-failures";r=0;t=42`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
@@ -1636,6 +1756,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1666,6 +1790,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1698,6 +1826,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1744,6 +1876,10 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1765,6 +1901,10 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1823,6 +1963,10 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1844,7 +1988,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). Wait `Retry-After` seconds. */
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). RateLimit shows the policy at 0 (`"per-minute";r=0;t=42`, `"in-flight";r=0`, `"auth-failures";r=0;t=42`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
@@ -1855,6 +1999,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1885,6 +2033,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1917,6 +2069,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Whole seconds until the current window resets. */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
