@@ -52,13 +52,21 @@ export class WorkspacesService {
     }
   }
 
+  /**
+   * One statement: a workspace deleted between a read and the write (as a check-then-update did)
+   * is the same not-found error as one that never existed, not Prisma's raw P2025.
+   */
   async update(id: string, changes: WorkspaceChanges): Promise<WorkspaceView> {
-    const existing = await this.prisma.workspace.findUnique({
-      where: { id },
-      select: { id: true },
-    });
-    if (!existing) throw notFound(id);
-    return this.prisma.workspace.update({ where: { id }, data: changes, select: workspaceSelect });
+    try {
+      return await this.prisma.workspace.update({
+        where: { id },
+        data: changes,
+        select: workspaceSelect,
+      });
+    } catch (error) {
+      if (isRecordNotFound(error)) throw notFound(id);
+      throw error;
+    }
   }
 
   /** Creates the workspace or brings an existing one back to exactly these values. */
@@ -96,4 +104,9 @@ function alreadyExists(id: string): ConflictException {
 
 function isUniqueViolation(error: unknown): boolean {
   return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
+}
+
+/** P2025: the row an update or delete named does not exist (any longer). */
+function isRecordNotFound(error: unknown): boolean {
+  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2025';
 }
