@@ -238,6 +238,7 @@ describe('admin tool', () => {
         workspaceId: workspace.id,
         prefix: output.key.slice(0, 9),
         createdAt: expect.stringMatching(ISO_UTC_MILLIS),
+        expiresAt: null,
         key: expect.stringMatching(/^st_[0-9A-Za-z]{38}$/),
       });
       const me = await getWithKey(t.app, '/v1/me', output.key);
@@ -327,6 +328,8 @@ describe('admin tool', () => {
         createdAt: expect.stringMatching(ISO_UTC_MILLIS),
         lastUsedAt: null,
         revokedAt: null,
+        expiresAt: null,
+        rolledAt: null,
       });
       expect(output).toContainEqual(
         expect.objectContaining({
@@ -338,11 +341,13 @@ describe('admin tool', () => {
       for (const key of output) {
         expect(Object.keys(key).sort()).toEqual([
           'createdAt',
+          'expiresAt',
           'id',
           'lastUsedAt',
           'name',
           'prefix',
           'revokedAt',
+          'rolledAt',
         ]);
       }
       for (const secret of [created.key, revoked.key, ...hashes])
@@ -358,7 +363,9 @@ describe('admin tool', () => {
 
       expect(run.status).toBe(0);
       const lines = run.stdout.trimEnd().split('\n');
-      expect(lines[0]).toMatch(/^ID\s+NAME\s+PREFIX\s+CREATED\s+LAST USED\s+REVOKED$/);
+      expect(lines[0]).toMatch(
+        /^ID\s+NAME\s+PREFIX\s+CREATED\s+LAST USED\s+REVOKED\s+EXPIRES\s+ROLLED$/,
+      );
       expect(lines[1]).toMatch(new RegExp(`^${id}\\s+Tabled key\\s+${key.slice(0, 9)}\\s`));
       expect(run.stdout).not.toContain(key);
       expect(run.stdout).not.toContain(hash);

@@ -77,6 +77,8 @@ const RATE_LIMIT = {
   'X-RateLimit-Reset': 'integer 1..',
 };
 
+const KEY_EXPIRATION = { 'API-Key-Expiration': 'string date-time' };
+
 // The IETF draft's fields: one Structured Field List member per limit.
 const POLICY = '"(?:per-minute|auth-failures|in-flight)"';
 const IETF_RATE_LIMIT = {
@@ -348,7 +350,10 @@ describe('the OpenAPI document', () => {
       ...Object.fromEntries(extra.map((status) => [status, 'ErrorEnvelopeDto'])),
     });
 
-    const limited = required({ ...RATE_LIMIT, ...IETF_RATE_LIMIT, ...EVERY_RESPONSE });
+    const limited = {
+      ...required({ ...RATE_LIMIT, ...IETF_RATE_LIMIT, ...EVERY_RESPONSE }),
+      ...optional(KEY_EXPIRATION),
+    };
     for (const status of extra) expect(headersOf(responses[status])).toEqual(limited);
     expect(headersOf(responses[200])).toEqual(limited);
     expect(headersOf(responses[400])).toEqual(limited);
@@ -359,16 +364,16 @@ describe('the OpenAPI document', () => {
     // the IETF fields with every 429, each naming the limit that refused.
     expect(headersOf(responses[429])).toEqual({
       ...required({ 'Retry-After': 'integer 1..', ...IETF_RATE_LIMIT, ...EVERY_RESPONSE }),
-      ...optional(RATE_LIMIT),
+      ...optional({ ...RATE_LIMIT, ...KEY_EXPIRATION }),
     });
     expect(headersOf(responses[500])).toEqual({
-      ...optional({ ...RATE_LIMIT, ...IETF_RATE_LIMIT }),
+      ...optional({ ...RATE_LIMIT, ...IETF_RATE_LIMIT, ...KEY_EXPIRATION }),
       ...required(EVERY_RESPONSE),
     });
     // A 503 says when to retry: soon after shedding load, later after a database failure.
     expect(headersOf(responses[503])).toEqual({
       ...required({ 'Retry-After': 'integer 1..' }),
-      ...optional({ ...RATE_LIMIT, ...IETF_RATE_LIMIT }),
+      ...optional({ ...RATE_LIMIT, ...IETF_RATE_LIMIT, ...KEY_EXPIRATION }),
       ...required(EVERY_RESPONSE),
     });
   });

@@ -11,6 +11,8 @@ import { RecentKeys } from './recent-keys';
 /** What a request carries once its key is accepted. */
 export interface AuthenticatedKey {
   keyId: string;
+  /** When the key stops working (it expires, or its roll's overlap ends); null: never. */
+  expiresAt: Date | null;
   workspace: { id: string; name: string; plan: Plan };
 }
 
@@ -31,17 +33,27 @@ export class ApiKeysService {
     this.secret = environment.API_KEY_SECRET;
   }
 
-  /** The key's workspace if the key exists, is not revoked and its workspace may use the API. */
+  /**
+   * The key's workspace if the key exists, is neither revoked nor expired, and its workspace may
+   * use the API.
+   */
   async authenticate(key: string): Promise<AuthenticatedKey | null> {
     const hash = this.hash(key);
     const found = await this.findByHash(hash);
-    if (!found || found.revokedAt || found.suspended || !planIncludesApiAccess(found.plan)) {
+    if (
+      !found ||
+      found.revokedAt ||
+      isExpired(found.expiresAt, this.clock.now()) ||
+      found.suspended ||
+      !planIncludesApiAccess(found.plan)
+    ) {
       this.recent.forget(hash);
       return null;
     }
     await this.recordUse(found.id, found.lastUsedAt);
     const auth = {
       keyId: found.id,
+      expiresAt: found.expiresAt,
       workspace: { id: found.workspaceId, name: found.workspaceName, plan: found.plan },
     };
     this.recent.remember(hash, auth, this.clock.now());
@@ -66,4 +78,9 @@ export class ApiKeysService {
     const staleBefore = new Date(now - LAST_USED_RESOLUTION_MS);
     await this.database.query(API_KEY_RECORD_USE_SQL, [id, new Date(now), staleBefore]);
   }
+}
+
+/** Expired from its instant on: a key whose expiresAt is now is refused. */
+export function isExpired(expiresAt: Date | null, now: number): boolean {
+  return expiresAt !== null && expiresAt.getTime() <= now;
 }

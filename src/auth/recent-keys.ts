@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { AuthenticatedKey } from './api-keys.service';
+import { type AuthenticatedKey, isExpired } from './api-keys.service';
 
 /** How long a key checked against the database is remembered for refusals. */
 export const RECENT_KEY_TTL_MS = 60_000;
@@ -28,10 +28,11 @@ export class RecentKeys {
     this.keys.delete(hash);
   }
 
-  /** The key's last accepted check, if within RECENT_KEY_TTL_MS. */
+  /** The key's last accepted check, if within RECENT_KEY_TTL_MS and the key has not expired since. */
   find(hash: string, now: number): AuthenticatedKey | undefined {
     const found = this.keys.get(hash);
     if (found === undefined || now - found.at > RECENT_KEY_TTL_MS) return undefined;
+    if (isExpired(found.auth.expiresAt, now)) return undefined;
     return found.auth;
   }
 }

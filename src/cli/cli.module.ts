@@ -11,7 +11,13 @@ import { AdminProgram } from './admin-program';
 import { ADMIN_IO, type AdminIo, CliOutput } from './cli-output';
 import { DeleteCommand } from './delete.command';
 import { ImportCommand } from './import.command';
-import { KeyCommand, KeyCreateCommand, KeyListCommand, KeyRevokeCommand } from './key.commands';
+import {
+  KeyCommand,
+  KeyCreateCommand,
+  KeyListCommand,
+  KeyRevokeCommand,
+  KeyRollCommand,
+} from './key.commands';
 import { PruneChangesCommand } from './prune-changes.command';
 import { SeedCommand } from './seed.command';
 import { WEBHOOK_COMMANDS } from './webhook.commands';
@@ -50,6 +56,7 @@ export class CliModule {
         KeyCreateCommand,
         KeyListCommand,
         KeyRevokeCommand,
+        KeyRollCommand,
         ImportCommand,
         SeedCommand,
         DeleteCommand,

@@ -1,4 +1,5 @@
 import { Plan } from '../generated/prisma/enums';
+import { parseIsoDateTime } from '../http/iso-date-time';
 import { UsageError } from './cli-output';
 
 /*
@@ -58,4 +59,30 @@ export function days(flag: string, value: string): number {
     );
   }
   return n;
+}
+
+const DURATION = /^(\d{1,9})(s|m|h|d)$/;
+const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** A whole number with a unit, `s`, `m`, `h` or `d` (`30s`, `15m`, `24h`, `90d`), in ms, above 0. */
+export function duration(flag: string, value: string): number {
+  const match = DURATION.exec(value);
+  const ms = match ? Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS] : 0;
+  if (!(ms > 0 && ms <= MAX_DAYS * UNIT_MS.d)) {
+    throw new UsageError(
+      `${flag} must be a whole number with a unit s, m, h or d (30s, 15m, 24h, 90d), not ${JSON.stringify(value)}`,
+    );
+  }
+  return ms;
+}
+
+/** An ISO 8601 date-time (without an offset it is UTC), as the API's `since` reads it. */
+export function dateTime(flag: string, value: string): Date {
+  const date = parseIsoDateTime(value);
+  if (date === null) {
+    throw new UsageError(
+      `${flag} must be an ISO 8601 date-time such as 2027-01-31T00:00:00Z, not ${JSON.stringify(value)}`,
+    );
+  }
+  return date;
 }

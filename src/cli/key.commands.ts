@@ -1,28 +1,53 @@
 import { Command, Option, SubCommand } from 'nest-commander';
-import { ApiKeyAdminService } from '../workspaces/api-key-admin.service';
+import { Clock } from '../common/clock';
+import { ApiKeyAdminService, MAX_ROLL_OVERLAP_MS } from '../workspaces/api-key-admin.service';
 import { AdminCommand, CommandGroup, type JsonFlag } from './admin-command';
-import { CliOutput, formatDate, table } from './cli-output';
+import { CliOutput, formatDate, table, UsageError } from './cli-output';
 import * as flags from './flags';
 
 @SubCommand({ name: 'create', description: 'create an API key; its value is shown this once' })
 export class KeyCreateCommand extends AdminCommand {
   constructor(
     private readonly keys: ApiKeyAdminService,
+    private readonly clock: Clock,
     output: CliOutput,
   ) {
     super(output);
   }
 
-  async run(_args: string[], options: { workspace: string; name: string } & JsonFlag) {
-    const created = await this.keys.create(options.workspace, options.name);
+  async run(
+    _args: string[],
+    options: { workspace: string; name: string; expiresIn?: number; expiresAt?: Date } & JsonFlag,
+  ) {
+    if (options.expiresIn !== undefined && options.expiresAt !== undefined) {
+      throw new UsageError('give --expires-in or --expires-at, not both');
+    }
+    const expiresAt =
+      options.expiresAt ??
+      (options.expiresIn === undefined ? null : new Date(this.clock.now() + options.expiresIn));
+    const created = await this.keys.create(options.workspace, options.name, expiresAt);
     const { id, name, workspaceId, prefix, createdAt, key } = created;
     this.output.print(
       options.json,
-      { id, name, workspaceId, prefix, createdAt, key },
+      { id, name, workspaceId, prefix, createdAt, expiresAt: created.expiresAt, key },
       () =>
-        `Created key ${id} "${name}" for workspace ${workspaceId}.\n` +
+        `Created key ${id} "${name}" for workspace ${workspaceId}` +
+        `${created.expiresAt ? `, expiring at ${formatDate(created.expiresAt)}` : ''}.\n` +
         `Key (shown this once, store it now): ${key}`,
     );
+  }
+
+  @Option({
+    flags: '--expires-in <duration>',
+    description: 'refused after this long: a whole number with s, m, h or d (90d)',
+  })
+  parseExpiresIn(value: string): number {
+    return flags.duration('--expires-in', value);
+  }
+
+  @Option({ flags: '--expires-at <date-time>', description: 'refused from this ISO 8601 instant' })
+  parseExpiresAt(value: string): Date {
+    return flags.dateTime('--expires-at', value);
   }
 
   @Option({ flags: '--workspace <id>', description: 'workspace id', required: true })
@@ -48,17 +73,21 @@ export class KeyListCommand extends AdminCommand {
   async run(_args: string[], options: { workspace: string } & JsonFlag) {
     const keys = await this.keys.list(options.workspace);
     // Field by field: whatever the service returns, nothing but these reaches the screen.
-    const shown = keys.map(({ id, name, prefix, createdAt, lastUsedAt, revokedAt }) => ({
-      id,
-      name,
-      prefix,
-      createdAt,
-      lastUsedAt,
-      revokedAt,
-    }));
+    const shown = keys.map(
+      ({ id, name, prefix, createdAt, lastUsedAt, revokedAt, expiresAt, rolledAt }) => ({
+        id,
+        name,
+        prefix,
+        createdAt,
+        lastUsedAt,
+        revokedAt,
+        expiresAt,
+        rolledAt,
+      }),
+    );
     this.output.print(options.json, shown, () =>
       table(
-        ['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'],
+        ['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED', 'EXPIRES', 'ROLLED'],
         shown.map((k) => [
           k.id,
           k.name,
@@ -66,6 +95,8 @@ export class KeyListCommand extends AdminCommand {
           formatDate(k.createdAt),
           formatDate(k.lastUsedAt),
           formatDate(k.revokedAt),
+          formatDate(k.expiresAt),
+          formatDate(k.rolledAt),
         ]),
         `No keys in workspace ${options.workspace}.`,
       ),
@@ -102,10 +133,61 @@ export class KeyRevokeCommand extends AdminCommand {
   }
 }
 
+const DEFAULT_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
+@SubCommand({
+  name: 'roll',
+  description: 'a successor of a key (shown this once); the old one works until the overlap ends',
+})
+export class KeyRollCommand extends AdminCommand {
+  constructor(
+    private readonly keys: ApiKeyAdminService,
+    output: CliOutput,
+  ) {
+    super(output);
+  }
+
+  async run(_args: string[], options: { id: string; overlap?: number } & JsonFlag) {
+    const { rolled, successor } = await this.keys.roll(
+      options.id,
+      options.overlap ?? DEFAULT_OVERLAP_MS,
+    );
+    const { id, name, prefix, createdAt, expiresAt, key } = successor;
+    this.output.print(
+      options.json,
+      {
+        rolled: { id: rolled.id, expiresAt: rolled.expiresAt, rolledAt: rolled.rolledAt },
+        successor: { id, name, prefix, createdAt, expiresAt, key },
+      },
+      () =>
+        `Rolled key ${rolled.id}: it works until ${formatDate(rolled.expiresAt)}.\n` +
+        `Successor ${id} "${name}"${expiresAt ? `, expiring at ${formatDate(expiresAt)}` : ''}.\n` +
+        `Key (shown this once, store it now): ${key}`,
+    );
+  }
+
+  @Option({ flags: '--id <keyId>', description: 'key id (see key list)', required: true })
+  parseId(value: string): string {
+    return flags.text('--id', value);
+  }
+
+  @Option({
+    flags: '--overlap <duration>',
+    description: 'how long the old key keeps working: 24h unless given, 7d at most',
+  })
+  parseOverlap(value: string): number {
+    const ms = flags.duration('--overlap', value);
+    if (ms > MAX_ROLL_OVERLAP_MS) {
+      throw new UsageError(`--overlap must be at most 7d, not ${JSON.stringify(value)}`);
+    }
+    return ms;
+  }
+}
+
 @Command({
   name: 'key',
-  description: 'create, list and revoke API keys',
-  subCommands: [KeyCreateCommand, KeyListCommand, KeyRevokeCommand],
+  description: 'create, list, roll and revoke API keys',
+  subCommands: [KeyCreateCommand, KeyListCommand, KeyRollCommand, KeyRevokeCommand],
   allowUnknownOptions: true,
 })
 export class KeyCommand extends CommandGroup {}

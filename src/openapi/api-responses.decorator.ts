@@ -75,6 +75,17 @@ const IETF_RATE_LIMIT = (required: boolean): HeadersObject => ({
   },
 });
 
+// With every keyed answer whose key expires (or was rolled): when it stops working.
+const KEY_EXPIRATION: HeadersObject = {
+  'API-Key-Expiration': {
+    required: false,
+    description:
+      'Present when the key expires (created with an expiry, or rolled and within its overlap): ' +
+      'the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC.',
+    schema: { type: 'string', format: 'date-time' },
+  },
+};
+
 const RETRY_AFTER: HeadersObject = {
   'Retry-After': {
     required: true,
@@ -140,7 +151,12 @@ export function ApiContractResponses(
         status: 404,
         description: extra.notFound,
         type: ErrorEnvelopeDto,
-        headers: { ...RATE_LIMIT(true), ...IETF_RATE_LIMIT(true), ...EVERY_RESPONSE },
+        headers: {
+          ...RATE_LIMIT(true),
+          ...IETF_RATE_LIMIT(true),
+          ...KEY_EXPIRATION,
+          ...EVERY_RESPONSE,
+        },
         example: errorExample(404, 'NOT_FOUND', 'Not Found', '/v1/companies/co_000001'),
       }),
     );
@@ -154,7 +170,12 @@ export function ApiContractResponses(
           '(`CHANGES_RETENTION_DAYS`, 30 days by default): the client may have missed some. Start ' +
           'again without a cursor, replacing the local copy.',
         type: ErrorEnvelopeDto,
-        headers: { ...RATE_LIMIT(true), ...IETF_RATE_LIMIT(true), ...EVERY_RESPONSE },
+        headers: {
+          ...RATE_LIMIT(true),
+          ...IETF_RATE_LIMIT(true),
+          ...KEY_EXPIRATION,
+          ...EVERY_RESPONSE,
+        },
         example: errorExample(
           410,
           'GONE',
@@ -181,7 +202,12 @@ export function ApiContractResponses(
       status: 200,
       description: okDescription,
       type: ok,
-      headers: { ...RATE_LIMIT(true), ...IETF_RATE_LIMIT(true), ...EVERY_RESPONSE },
+      headers: {
+        ...RATE_LIMIT(true),
+        ...IETF_RATE_LIMIT(true),
+        ...KEY_EXPIRATION,
+        ...EVERY_RESPONSE,
+      },
     }),
     ApiResponse({
       status: 400,
@@ -191,7 +217,12 @@ export function ApiContractResponses(
         'this workspace (`cursor is not valid`). `message` has one entry per violated ' +
         'constraint. The request counts against the rate limit.',
       type: ErrorEnvelopeDto,
-      headers: { ...RATE_LIMIT(true), ...IETF_RATE_LIMIT(true), ...EVERY_RESPONSE },
+      headers: {
+        ...RATE_LIMIT(true),
+        ...IETF_RATE_LIMIT(true),
+        ...KEY_EXPIRATION,
+        ...EVERY_RESPONSE,
+      },
       example: errorExample(400, 'BAD_REQUEST', ['limit must not be greater than 200']),
     }),
     ApiResponse({
@@ -220,6 +251,7 @@ export function ApiContractResponses(
         ...RETRY_AFTER,
         ...RATE_LIMIT(false),
         ...IETF_RATE_LIMIT(true),
+        ...KEY_EXPIRATION,
         ...EVERY_RESPONSE,
       },
       example: errorExample(429, 'TOO_MANY_REQUESTS', 'Too Many Requests'),
@@ -230,7 +262,12 @@ export function ApiContractResponses(
         'An unexpected failure; the body carries no detail of it. The X-RateLimit headers are ' +
         'present when the key had been accepted.',
       type: ErrorEnvelopeDto,
-      headers: { ...RATE_LIMIT(false), ...IETF_RATE_LIMIT(false), ...EVERY_RESPONSE },
+      headers: {
+        ...RATE_LIMIT(false),
+        ...IETF_RATE_LIMIT(false),
+        ...KEY_EXPIRATION,
+        ...EVERY_RESPONSE,
+      },
       example: errorExample(500, 'INTERNAL_SERVER_ERROR', 'Internal server error'),
     }),
     ApiResponse({
@@ -247,6 +284,7 @@ export function ApiContractResponses(
         ...RETRY_AFTER_UNAVAILABLE,
         ...RATE_LIMIT(false),
         ...IETF_RATE_LIMIT(false),
+        ...KEY_EXPIRATION,
         ...EVERY_RESPONSE,
       },
       example: errorExample(503, 'SERVICE_UNAVAILABLE', 'Service temporarily unavailable'),

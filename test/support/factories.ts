@@ -28,7 +28,7 @@ export async function createWorkspace(
 export async function createApiKey(
   db: PrismaClient,
   workspaceId: string,
-  overrides: { revokedAt?: Date | null; name?: string } = {},
+  overrides: { revokedAt?: Date | null; name?: string; expiresAt?: Date | null } = {},
 ): Promise<{ id: string; key: string }> {
   const key = generateApiKey();
   const secret = process.env.API_KEY_SECRET ?? '';
@@ -40,6 +40,7 @@ export async function createApiKey(
       prefix: displayPrefix(key),
       hash: hashApiKey(key, secret),
       revokedAt: overrides.revokedAt ?? null,
+      expiresAt: overrides.expiresAt ?? null,
     },
   });
   return { id: created.id, key };

@@ -508,6 +508,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -533,6 +535,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -597,6 +601,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -631,6 +637,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -667,6 +675,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -722,6 +732,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -747,6 +759,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -811,6 +825,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -845,6 +861,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -881,6 +899,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -934,6 +954,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -959,6 +981,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1021,6 +1045,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1057,6 +1083,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1091,6 +1119,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1127,6 +1157,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1177,6 +1209,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1202,6 +1236,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1264,6 +1300,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1300,6 +1338,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1334,6 +1374,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1370,6 +1412,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1425,6 +1469,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1450,6 +1496,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1514,6 +1562,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1548,6 +1598,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1584,6 +1636,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1637,6 +1691,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1662,6 +1718,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1724,6 +1782,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1760,6 +1820,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1794,6 +1856,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1830,6 +1894,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1880,6 +1946,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1905,6 +1973,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -1967,6 +2037,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -2003,6 +2075,8 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -2037,6 +2111,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
@@ -2073,6 +2149,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
                     RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
                     /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
                     "X-Request-Id": string;
                     /** @description The data is private to a workspace: no shared or browser cache may keep it. */
