@@ -10,7 +10,7 @@ import type { Environment } from '../src/config/environment';
 import { LEAD_CHANGES_SQL, LEAD_PAGE_SQL } from '../src/leads/leads.sql';
 import type { Queryable } from '../src/database/queryable';
 import { poolConfig } from '../src/database/pool-config';
-import { planIncludesApiAccess } from '../src/workspaces/plans';
+import { planIncludesApiAccess } from '../src/auth/plans';
 
 /**
  * The bare limit: the fastest thing that answers the benchmark's requests with the same bytes.

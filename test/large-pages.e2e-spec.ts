@@ -11,7 +11,7 @@ import {
   INLINE_BODY_BYTES,
   LARGE_BODIES_HEAP_BYTES,
 } from '../src/items/body-budget';
-import { largestResponses } from '../src/items/largest-responses';
+import { largestResponses } from './support/largest-responses';
 import { spawnBuilt } from './support/built-process';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { loadLargestCompanies } from './support/largest-items';

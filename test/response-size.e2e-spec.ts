@@ -5,7 +5,7 @@ import { MAX_CONTACTS_PER_COMPANY } from '../src/companies/company.fields';
 import { MAX_CHANGES_LIMIT } from '../src/changes/changes-query.dto';
 import { MAX_LIMIT } from '../src/http/list-query.dto';
 import { BodyBudget, INLINE_BODY_BYTES } from '../src/items/body-budget';
-import { largestResponses } from '../src/items/largest-responses';
+import { largestResponses } from './support/largest-responses';
 import { createTestApp, type TestApp } from './support/app';
 import { createTenant, getWithKey } from './support/http';
 import { loadLargestCompanies } from './support/largest-items';

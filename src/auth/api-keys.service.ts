@@ -3,7 +3,7 @@ import { Clock } from '../common/clock';
 import { Environment } from '../config/environment';
 import { Database } from '../database/database';
 import type { Plan } from '../generated/prisma/enums';
-import { planIncludesApiAccess } from '../workspaces/plans';
+import { planIncludesApiAccess } from './plans';
 import { hashApiKey } from './api-key';
 import { API_KEY_BY_HASH_SQL, API_KEY_RECORD_USE_SQL, type ApiKeyRow } from './api-keys.sql';
 import { RecentKeys } from './recent-keys';

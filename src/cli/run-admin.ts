@@ -1,6 +1,6 @@
 import { HttpException, type INestApplicationContext } from '@nestjs/common';
 import { CommandFactory } from 'nest-commander';
-import { isDatabaseUnavailable, isUndefinedTable, notMigrated } from '../http/database-errors';
+import { isDatabaseUnavailable, isUndefinedTable, notMigrated } from '../database/database-errors';
 import { AdminProgram } from './admin-program';
 import { type AdminIo, UsageError } from './cli-output';
 import { CliModule } from './cli.module';

@@ -5,7 +5,7 @@ import { ChangesQueryDto } from '../changes/changes-query.dto';
 import type { JsonText } from '../http/json-text';
 import { ListQueryDto } from '../http/list-query.dto';
 import { NoQueryDto } from '../http/no-query.dto';
-import { ApiContractResponses } from '../openapi/api-responses.decorator';
+import { ApiContractResponses } from '../http/api-responses.decorator';
 import { CompaniesService } from './companies.service';
 import { CompanyChangePageDto } from './dto/company-change-page.dto';
 import { CompanyPageDto } from './dto/company-page.dto';

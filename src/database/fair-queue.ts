@@ -1,6 +1,6 @@
 /**
  * A statement refused without waiting: the backlog ahead of it could not drain within the queue's
- * deadline, or it waited that long (src/http/database-errors.ts maps it to a 503, `Retry-After: 1`).
+ * deadline, or it waited that long (database-errors.ts maps it to a 503, `Retry-After: 1`).
  */
 export class OverloadedError extends Error {
   readonly code = 'OVERLOADED';

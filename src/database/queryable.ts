@@ -7,7 +7,7 @@ export interface Queryable {
 
 /**
  * A statement refused at once because MAX_WAITING statements already wait for a connection: the
- * pool is saturated (src/http/database-errors.ts maps it to a 503 with `Retry-After: 1`).
+ * pool is saturated (database-errors.ts maps it to a 503 with `Retry-After: 1`).
  */
 export class PoolSaturatedError extends Error {
   readonly code = 'POOL_SATURATED';

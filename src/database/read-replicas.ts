@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Pool, type QueryResultRow } from 'pg';
-import { isDatabaseUnavailable, isPoolSaturated } from '../http/database-errors';
+import { isDatabaseUnavailable, isPoolSaturated } from './database-errors';
 import { poolConfig, type SessionSettingsSource } from './pool-config';
 import { queryPool, type Queryable } from './queryable';
 

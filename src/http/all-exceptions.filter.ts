@@ -12,7 +12,11 @@ import type { Logger } from 'pino';
 import { ROOT_LOGGER } from '../logging/app-logger';
 import { redactApiKeys } from '../logging/key-redaction';
 import { requestIdOf } from '../logging/request-log';
-import { isDatabaseUnavailable, isPoolSaturated, retryAfterSeconds } from './database-errors';
+import {
+  isDatabaseUnavailable,
+  isPoolSaturated,
+  retryAfterSeconds,
+} from '../database/database-errors';
 import { InFlightLimitException, markRefusal } from './refusals';
 import type { ErrorEnvelopeDto } from './error-envelope.dto';
 

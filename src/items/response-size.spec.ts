@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { COMPANY_FIELDS, CONTACT_FIELDS } from '../companies/company.fields';
 import { LEAD_FIELDS } from '../leads/lead.fields';
 import type { Field } from './fields';
-import { largestResponses } from './largest-responses';
+import { largestResponses } from '../../test/support/largest-responses';
 import { MAX_BYTES_PER_CHARACTER, maxCursorLength, maxObjectBytes } from './response-size';
 
 // 17 significant digits and an exponent of three: the longest a score can be written.

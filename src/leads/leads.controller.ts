@@ -5,7 +5,7 @@ import { ChangesQueryDto } from '../changes/changes-query.dto';
 import type { JsonText } from '../http/json-text';
 import { ListQueryDto } from '../http/list-query.dto';
 import { NoQueryDto } from '../http/no-query.dto';
-import { ApiContractResponses } from '../openapi/api-responses.decorator';
+import { ApiContractResponses } from '../http/api-responses.decorator';
 import { LeadChangePageDto } from './dto/lead-change-page.dto';
 import { LeadPageDto } from './dto/lead-page.dto';
 import { LeadDto } from './dto/lead.dto';

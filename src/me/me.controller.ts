@@ -2,7 +2,7 @@ import { Controller, Get, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Workspace, type AuthenticatedWorkspace } from '../auth/workspace.decorator';
 import { NoQueryDto } from '../http/no-query.dto';
-import { ApiContractResponses } from '../openapi/api-responses.decorator';
+import { ApiContractResponses } from '../http/api-responses.decorator';
 import { WorkspaceDto } from './dto/workspace.dto';
 
 @ApiTags('workspace')

@@ -5,7 +5,7 @@ import { FairQueue } from '../database/fair-queue';
 import {
   RETRY_AFTER_SATURATED_SECONDS,
   RETRY_AFTER_UNAVAILABLE_SECONDS,
-} from '../http/database-errors';
+} from '../database/database-errors';
 import { markRefusal } from '../http/refusals';
 import { ApiMetrics, METRIC_PREFIX, routeOf, UNMATCHED_ROUTE } from './api-metrics';
 

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { FairQueue } from '../database/fair-queue';
-import { RETRY_AFTER_SATURATED_SECONDS } from '../http/database-errors';
+import { RETRY_AFTER_SATURATED_SECONDS } from '../database/database-errors';
 import { refusalOf } from '../http/refusals';
 
 /** Every metric's name starts with it, prom-client's default ones included. */

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Client } from 'pg';
-import { notMigrated } from '../http/database-errors';
+import { notMigrated } from '../database/database-errors';
 import { StartupError } from '../common/startup-error';
 
 // The tables the server reads, all created by prisma/migrations. Any of them missing means that

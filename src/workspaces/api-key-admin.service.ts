@@ -9,7 +9,7 @@ import { displayPrefix, generateApiKey, hashApiKey } from '../auth/api-key';
 import { Clock } from '../common/clock';
 import { Environment } from '../config/environment';
 import { PrismaService } from '../prisma/prisma.service';
-import { planIncludesApiAccess } from './plans';
+import { planIncludesApiAccess } from '../auth/plans';
 
 export interface ApiKeySummary {
   id: string;

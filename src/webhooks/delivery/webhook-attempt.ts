@@ -38,6 +38,3 @@ export interface SendOptions {
   /** Resolves a hostname to its addresses; injectable for tests. Default: the system resolver. */
   lookup?: (hostname: string) => Promise<string[]>;
 }
-
-// The sender lives in its own file; this line keeps the agreed import path working.
-export { sendWebhook } from './send-webhook';

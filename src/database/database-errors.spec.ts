@@ -1,6 +1,6 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../generated/prisma/client';
-import { PoolSaturatedError } from '../database/queryable';
+import { PoolSaturatedError } from './queryable';
 import {
   isDatabaseUnavailable,
   isPoolSaturated,

@@ -1,19 +1,19 @@
-import { FEED_PAGE_MAX_BYTES } from '../changes/change-feed-sql';
-import { MAX_CHANGES_LIMIT } from '../changes/changes-query.dto';
+import { FEED_PAGE_MAX_BYTES } from '../../src/changes/change-feed-sql';
+import { MAX_CHANGES_LIMIT } from '../../src/changes/changes-query.dto';
 import {
   COMPANY_FIELDS,
   CONTACT_FIELDS,
   MAX_CONTACTS_PER_COMPANY,
-} from '../companies/company.fields';
-import { MAX_LIMIT } from '../http/list-query.dto';
-import { ID_MAX_LENGTH } from './fields';
-import { LEAD_FIELDS } from '../leads/lead.fields';
+} from '../../src/companies/company.fields';
+import { MAX_LIMIT } from '../../src/http/list-query.dto';
+import { ID_MAX_LENGTH } from '../../src/items/fields';
+import { LEAD_FIELDS } from '../../src/leads/lead.fields';
 import {
   maxArrayBytes,
   maxChangePageBytes,
   maxListPageBytes,
   maxObjectBytes,
-} from './response-size';
+} from '../../src/items/response-size';
 
 /** The largest bodies of the API, in bytes of UTF-8 (response-size.ts; docs/api.md, "Sizes"). */
 export function largestResponses() {

@@ -1,7 +1,7 @@
 import { applyDecorators, type Type } from '@nestjs/common';
 import { ApiHeader, ApiResponse, type HeadersObject, type SchemaObject } from '@nestjs/swagger';
-import { ErrorEnvelopeDto } from '../http/error-envelope.dto';
-import { SANE_REQUEST_ID } from '../http/response-headers';
+import { ErrorEnvelopeDto } from './error-envelope.dto';
+import { SANE_REQUEST_ID } from './response-headers';
 
 // The headers of the contract, as the document states them. `required: true` means that every
 // response of that status carries the header: the e2e suite checks exactly that (test/support).
