@@ -3,6 +3,7 @@ import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
 import type Redis from 'ioredis';
 import { ApiKeyGuard } from './auth/api-key.guard';
+import { ScopeGuard } from './auth/scope.guard';
 import { AuthFailureLimiter } from './auth/auth-failure-limiter';
 import { AuthModule } from './auth/auth.module';
 import { AllExceptionsFilter } from './http/all-exceptions.filter';
@@ -64,6 +65,7 @@ const RATE_LIMIT_WINDOW_MS = 60_000;
     // the workspace's in-flight limit (its refusals cost nothing of the per-minute budget), then
     // the per-key rate limit, then validation (APP_PIPE): a bad key with bad parameters is 401.
     { provide: APP_GUARD, useClass: ApiKeyGuard },
+    { provide: APP_GUARD, useClass: ScopeGuard },
     { provide: APP_GUARD, useClass: InFlightGuard },
     { provide: APP_GUARD, useClass: RateLimitGuard },
     {

@@ -239,6 +239,7 @@ describe('admin tool', () => {
         prefix: output.key.slice(0, 9),
         createdAt: expect.stringMatching(ISO_UTC_MILLIS),
         expiresAt: null,
+        scopes: [],
         key: expect.stringMatching(/^st_[0-9A-Za-z]{38}$/),
       });
       const me = await getWithKey(t.app, '/v1/me', output.key);
@@ -330,6 +331,7 @@ describe('admin tool', () => {
         revokedAt: null,
         expiresAt: null,
         rolledAt: null,
+        scopes: [],
       });
       expect(output).toContainEqual(
         expect.objectContaining({
@@ -348,6 +350,7 @@ describe('admin tool', () => {
           'prefix',
           'revokedAt',
           'rolledAt',
+          'scopes',
         ]);
       }
       for (const secret of [created.key, revoked.key, ...hashes])
@@ -364,7 +367,7 @@ describe('admin tool', () => {
       expect(run.status).toBe(0);
       const lines = run.stdout.trimEnd().split('\n');
       expect(lines[0]).toMatch(
-        /^ID\s+NAME\s+PREFIX\s+CREATED\s+LAST USED\s+REVOKED\s+EXPIRES\s+ROLLED$/,
+        /^ID\s+NAME\s+PREFIX\s+CREATED\s+LAST USED\s+REVOKED\s+EXPIRES\s+ROLLED\s+SCOPES$/,
       );
       expect(lines[1]).toMatch(new RegExp(`^${id}\\s+Tabled key\\s+${key.slice(0, 9)}\\s`));
       expect(run.stdout).not.toContain(key);

@@ -228,3 +228,104 @@ describe('rolling', () => {
     await expect(t.prisma.apiKey.count({ where: { workspaceId: workspace.id } })).resolves.toBe(2);
   });
 });
+
+describe('scopes (restricted keys)', () => {
+  async function keyWith(scopes: string): Promise<{ workspaceId: string; key: string }> {
+    const workspace = await createWorkspace(t.prisma);
+    const created = await adminJson<{ key: string; scopes: string[] }>(
+      'key',
+      'create',
+      '--workspace',
+      workspace.id,
+      '--name',
+      'restricted',
+      '--scopes',
+      scopes,
+    );
+    expect(created.scopes).toEqual(scopes.split(','));
+    return { workspaceId: workspace.id, key: created.key };
+  }
+
+  it('serves what a key was given, and answers 403 naming the missing scope for the rest', async () => {
+    const { key } = await keyWith('companies:read');
+    for (const path of ['/v1/me', '/v1/companies', '/v1/companies/co_none']) {
+      expect([path, (await getWithKey(t.app, path, key)).status]).toEqual([
+        path,
+        path.endsWith('co_none') ? 404 : 200,
+      ]);
+    }
+
+    for (const [path, missing] of [
+      ['/v1/leads', 'leads:read'],
+      ['/v1/leads/ld_1', 'leads:read'],
+      ['/v1/companies/changes', 'changes:read'],
+      ['/v1/leads/changes', 'leads:read, changes:read'],
+    ]) {
+      const refused = await getWithKey(t.app, path, key);
+      expect(refused.status).toBe(403);
+      expect(refused.body).toMatchObject({
+        statusCode: 403,
+        error: 'FORBIDDEN',
+        message: `This key lacks the scope${missing.includes(',') ? 's' : ''} ${missing}`,
+        path,
+      });
+      expect(refused.headers['www-authenticate']).toBe(
+        `Bearer error="insufficient_scope", scope="${missing.replace(', ', ' ')}"`,
+      );
+      // Refused before the limits: nothing counted, no rate-limit headers.
+      expect(refused.headers['x-ratelimit-remaining']).toBeUndefined();
+    }
+  });
+
+  it('a key given every scope, or none named, reads everything; the feeds need changes:read', async () => {
+    const all = await keyWith('companies:read,leads:read,changes:read');
+    const workspace = await createWorkspace(t.prisma);
+    const unrestricted = await createApiKey(t.prisma, workspace.id);
+    for (const key of [all.key, unrestricted.key]) {
+      for (const path of [
+        '/v1/companies',
+        '/v1/leads',
+        '/v1/companies/changes',
+        '/v1/leads/changes',
+      ]) {
+        expect([path, (await getWithKey(t.app, path, key)).status]).toEqual([path, 200]);
+      }
+    }
+  });
+
+  it('a rolled key passes its scopes to its successor', async () => {
+    const { workspaceId } = await keyWith('leads:read');
+    const [original] = await t.prisma.apiKey.findMany({ where: { workspaceId } });
+    const rolled = await adminJson<{ successor: { key: string } }>(
+      'key',
+      'roll',
+      '--id',
+      original.id,
+    );
+    expect((await getWithKey(t.app, '/v1/leads', rolled.successor.key)).status).toBe(200);
+    expect((await getWithKey(t.app, '/v1/companies', rolled.successor.key)).status).toBe(403);
+  });
+
+  it.each(['companies:write', 'companies:read,', 'all', ''])(
+    '--scopes %j is refused with one line naming the flag',
+    async (value) => {
+      const workspace = await createWorkspace(t.prisma);
+      const run = await admin(
+        'key',
+        'create',
+        '--workspace',
+        workspace.id,
+        '--name',
+        'x',
+        '--scopes',
+        value,
+      );
+      expect(run.stderr).toBe(
+        `error: --scopes must be a comma-separated list of companies:read, leads:read, changes:read, not ${JSON.stringify(value)}\n`,
+      );
+      await expect(t.prisma.apiKey.count({ where: { workspaceId: workspace.id } })).resolves.toBe(
+        0,
+      );
+    },
+  );
+});

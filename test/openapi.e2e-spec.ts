@@ -58,12 +58,12 @@ function fields(document: OpenAPIObject, name: string): Record<string, string> {
 // Path, operation id, tag, the 200's schema, and the statuses only that operation answers.
 const OPERATIONS = [
   ['/v1/me', 'getMe', 'workspace', 'WorkspaceDto', []],
-  ['/v1/companies', 'listCompanies', 'companies', 'CompanyPageDto', []],
-  ['/v1/companies/changes', 'companyChanges', 'companies', 'CompanyChangePageDto', ['410']],
-  ['/v1/companies/{id}', 'getCompany', 'companies', 'CompanyDto', ['404']],
-  ['/v1/leads', 'listLeads', 'leads', 'LeadPageDto', []],
-  ['/v1/leads/changes', 'leadChanges', 'leads', 'LeadChangePageDto', ['410']],
-  ['/v1/leads/{id}', 'getLead', 'leads', 'LeadDto', ['404']],
+  ['/v1/companies', 'listCompanies', 'companies', 'CompanyPageDto', ['403']],
+  ['/v1/companies/changes', 'companyChanges', 'companies', 'CompanyChangePageDto', ['403', '410']],
+  ['/v1/companies/{id}', 'getCompany', 'companies', 'CompanyDto', ['403', '404']],
+  ['/v1/leads', 'listLeads', 'leads', 'LeadPageDto', ['403']],
+  ['/v1/leads/changes', 'leadChanges', 'leads', 'LeadChangePageDto', ['403', '410']],
+  ['/v1/leads/{id}', 'getLead', 'leads', 'LeadDto', ['403', '404']],
 ] as const;
 
 const EVERY_RESPONSE = {
@@ -354,7 +354,19 @@ describe('the OpenAPI document', () => {
       ...required({ ...RATE_LIMIT, ...IETF_RATE_LIMIT, ...EVERY_RESPONSE }),
       ...optional(KEY_EXPIRATION),
     };
-    for (const status of extra) expect(headersOf(responses[status])).toEqual(limited);
+    for (const status of extra.filter((status) => status !== '403')) {
+      expect(headersOf(responses[status])).toEqual(limited);
+    }
+    // A restricted key's 403 comes before the limits: none of their headers.
+    if (extra.includes('403' as never)) {
+      expect(headersOf(responses[403])).toEqual({
+        ...required({
+          'WWW-Authenticate': 'string /^Bearer error="insufficient_scope", scope="[a-z: ]+"$/',
+          ...EVERY_RESPONSE,
+        }),
+        ...optional(KEY_EXPIRATION),
+      });
+    }
     expect(headersOf(responses[200])).toEqual(limited);
     expect(headersOf(responses[400])).toEqual(limited);
     expect(headersOf(responses[401])).toEqual(

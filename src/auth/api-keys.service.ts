@@ -13,6 +13,8 @@ export interface AuthenticatedKey {
   keyId: string;
   /** When the key stops working (it expires, or its roll's overlap ends); null: never. */
   expiresAt: Date | null;
+  /** What it may read (src/auth/scopes.ts); empty: everything. */
+  scopes: readonly string[];
   workspace: { id: string; name: string; plan: Plan };
 }
 
@@ -54,6 +56,7 @@ export class ApiKeysService {
     const auth = {
       keyId: found.id,
       expiresAt: found.expiresAt,
+      scopes: found.scopes,
       workspace: { id: found.workspaceId, name: found.workspaceName, plan: found.plan },
     };
     this.recent.remember(hash, auth, this.clock.now());

@@ -5,7 +5,7 @@ import type { Plan } from '../generated/prisma/enums';
  * request (Prisma's relation query would make two). The benchmark's bare server runs it too.
  */
 export const API_KEY_BY_HASH_SQL = `SELECT k.id, k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt",
-  k.expires_at AS "expiresAt", w.id AS "workspaceId", w.name AS "workspaceName", w.plan, w.suspended
+  k.expires_at AS "expiresAt", k.scopes, w.id AS "workspaceId", w.name AS "workspaceName", w.plan, w.suspended
 FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
 WHERE k.hash = $1`;
 
@@ -22,6 +22,8 @@ export interface ApiKeyRow {
   lastUsedAt: Date | null;
   revokedAt: Date | null;
   expiresAt: Date | null;
+  /** Empty: every scope. */
+  scopes: string[];
   workspaceId: string;
   workspaceName: string;
   plan: Plan;

@@ -1,4 +1,5 @@
 import { Plan } from '../generated/prisma/enums';
+import { isScope, type Scope, SCOPES } from '../auth/scopes';
 import { parseIsoDateTime } from '../http/iso-date-time';
 import { UsageError } from './cli-output';
 
@@ -85,4 +86,16 @@ export function dateTime(flag: string, value: string): Date {
     );
   }
   return date;
+}
+
+/** A comma-separated list of scopes, at least one, each one of SCOPES. */
+export function scopes(flag: string, value: string): Scope[] {
+  const given = value.split(',').map((scope) => scope.trim());
+  const unknown = given.filter((scope) => !isScope(scope));
+  if (given.length === 0 || unknown.length > 0) {
+    throw new UsageError(
+      `${flag} must be a comma-separated list of ${SCOPES.join(', ')}, not ${JSON.stringify(value)}`,
+    );
+  }
+  return [...new Set(given as Scope[])];
 }

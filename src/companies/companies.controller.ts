@@ -28,7 +28,7 @@ export class CompaniesController {
       '`intentScore` descending (ties by `id`). `since` keeps the companies whose `lastSeen` is ' +
       'at or after it.',
   })
-  @ApiContractResponses(CompanyPageDto, 'A page of companies.')
+  @ApiContractResponses(CompanyPageDto, 'A page of companies.', { scopes: ['companies:read'] })
   listCompanies(
     @Workspace() workspace: AuthenticatedWorkspace,
     @Query() query: ListQueryDto,
@@ -51,7 +51,10 @@ export class CompaniesController {
       'Nothing is skipped whatever the order in which concurrent writers commit; a transaction ' +
       'that runs long holds back the changes committed after it started until it ends.',
   })
-  @ApiContractResponses(CompanyChangePageDto, 'A page of changes, possibly empty.', { gone: true })
+  @ApiContractResponses(CompanyChangePageDto, 'A page of changes, possibly empty.', {
+    gone: true,
+    scopes: ['companies:read', 'changes:read'],
+  })
   companyChanges(
     @Workspace() workspace: AuthenticatedWorkspace,
     @Query() query: ChangesQueryDto,
@@ -68,6 +71,7 @@ export class CompaniesController {
       'The company with this id, the same object as in the list. Takes no query parameter: any is a 400.',
   })
   @ApiContractResponses(CompanyDto, 'The company.', {
+    scopes: ['companies:read'],
     notFound:
       "No company of the key's workspace has this id (whether or not another workspace has one): " +
       'the same response in both cases.',

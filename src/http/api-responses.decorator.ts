@@ -1,5 +1,6 @@
 import { applyDecorators, type Type } from '@nestjs/common';
 import { ApiHeader, ApiResponse, type HeadersObject, type SchemaObject } from '@nestjs/swagger';
+import { RequiresScopes, type Scope } from '../auth/scopes';
 import { ErrorEnvelopeDto } from './error-envelope.dto';
 import { SANE_REQUEST_ID } from './response-headers';
 
@@ -114,6 +115,14 @@ const WWW_AUTHENTICATE: HeadersObject = {
   },
 };
 
+const WWW_AUTHENTICATE_SCOPE: HeadersObject = {
+  'WWW-Authenticate': {
+    required: true,
+    description: 'RFC 6750: the scopes the key lacks, space-separated.',
+    schema: { type: 'string', pattern: '^Bearer error="insufficient_scope", scope="[a-z: ]+"$' },
+  },
+};
+
 const errorExample = (
   statusCode: number,
   error: string,
@@ -133,6 +142,8 @@ export interface ExtraResponses {
   notFound?: string;
   /** The change feeds: a cursor older than the retention of deletions. */
   gone?: boolean;
+  /** What a key must be allowed to read here (ScopeGuard): a restricted key without it gets 403. */
+  scopes?: Scope[];
 }
 
 /**
@@ -145,6 +156,22 @@ export function ApiContractResponses(
   extra: ExtraResponses = {},
 ): MethodDecorator {
   const extraResponses: MethodDecorator[] = [];
+  if (extra.scopes) {
+    const needed = extra.scopes.map((scope) => `\`${scope}\``).join(' and ');
+    extraResponses.push(
+      RequiresScopes(...extra.scopes),
+      ApiResponse({
+        status: 403,
+        description:
+          `The key is valid but restricted to scopes that do not include ${needed}: the ` +
+          'message names what it lacks, and `WWW-Authenticate` says `insufficient_scope` ' +
+          '(RFC 6750). It costs nothing of the rate limits.',
+        type: ErrorEnvelopeDto,
+        headers: { ...WWW_AUTHENTICATE_SCOPE, ...KEY_EXPIRATION, ...EVERY_RESPONSE },
+        example: errorExample(403, 'FORBIDDEN', `This key lacks the scope ${extra.scopes[0]}`),
+      }),
+    );
+  }
   if (extra.notFound) {
     extraResponses.push(
       ApiResponse({

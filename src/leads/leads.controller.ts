@@ -27,7 +27,7 @@ export class LeadsController {
       'The qualified leads of the workspace, sorted by `intentScore` descending (ties by `id`). ' +
       '`since` keeps the leads whose `createdAt` is at or after it.',
   })
-  @ApiContractResponses(LeadPageDto, 'A page of leads.')
+  @ApiContractResponses(LeadPageDto, 'A page of leads.', { scopes: ['leads:read'] })
   listLeads(
     @Workspace() workspace: AuthenticatedWorkspace,
     @Query() query: ListQueryDto,
@@ -50,7 +50,10 @@ export class LeadsController {
       'Nothing is skipped whatever the order in which concurrent writers commit; a transaction ' +
       'that runs long holds back the changes committed after it started until it ends.',
   })
-  @ApiContractResponses(LeadChangePageDto, 'A page of changes, possibly empty.', { gone: true })
+  @ApiContractResponses(LeadChangePageDto, 'A page of changes, possibly empty.', {
+    gone: true,
+    scopes: ['leads:read', 'changes:read'],
+  })
   leadChanges(
     @Workspace() workspace: AuthenticatedWorkspace,
     @Query() query: ChangesQueryDto,
@@ -67,6 +70,7 @@ export class LeadsController {
       'The lead with this id, the same object as in the list. Takes no query parameter: any is a 400.',
   })
   @ApiContractResponses(LeadDto, 'The lead.', {
+    scopes: ['leads:read'],
     notFound:
       "No lead of the key's workspace has this id (whether or not another workspace has one): " +
       'the same response in both cases.',

@@ -6,6 +6,7 @@ import {
 } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { displayPrefix, generateApiKey, hashApiKey } from '../auth/api-key';
+import type { Scope } from '../auth/scopes';
 import { Clock } from '../common/clock';
 import { Environment } from '../config/environment';
 import { PrismaService } from '../prisma/prisma.service';
@@ -20,6 +21,8 @@ export interface ApiKeySummary {
   revokedAt: Date | null;
   expiresAt: Date | null;
   rolledAt: Date | null;
+  /** Empty: every scope (src/auth/scopes.ts). */
+  scopes: string[];
 }
 
 /** The longest a rolled key keeps working beside its successor. */
@@ -46,6 +49,7 @@ export class ApiKeyAdminService {
     workspaceId: string,
     name: string,
     expiresAt: Date | null = null,
+    scopes: readonly Scope[] = [],
   ): Promise<ApiKeySummary & { workspaceId: string; key: string }> {
     if (name.trim() === '') throw new BadRequestException('--name must not be empty');
     if (expiresAt && expiresAt.getTime() <= this.clock.now()) {
@@ -71,6 +75,7 @@ export class ApiKeyAdminService {
         // The admin tool's clock, as expiresAt's: a key's lifetime is exact (a roll repeats it).
         createdAt: new Date(this.clock.now()),
         expiresAt,
+        scopes: [...scopes],
       },
       select: summarySelect,
     });
@@ -78,7 +83,7 @@ export class ApiKeyAdminService {
   }
 
   /**
-   * Rolls a key: a successor (same workspace and name, and the same lifetime if the key expires;
+   * Rolls a key: a successor (same workspace, name and scopes, and the same lifetime if it expires;
    * its value shown this once) and the old key working until the overlap ends, or until it would
    * have expired if that is sooner. A key is rolled once, and never when revoked or expired: its
    * successor is the one to roll next. Conditional on the key's row, so that two rolls at once
@@ -120,6 +125,7 @@ export class ApiKeyAdminService {
           hash: hashApiKey(key, this.secret),
           createdAt: new Date(now),
           expiresAt: lifetime === null ? null : new Date(now + lifetime),
+          scopes: old.scopes,
         },
         select: summarySelect,
       });
@@ -158,4 +164,5 @@ const summarySelect = {
   revokedAt: true,
   expiresAt: true,
   rolledAt: true,
+  scopes: true,
 } as const;

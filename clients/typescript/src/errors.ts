@@ -22,9 +22,20 @@ export class BadRequestError extends ApiError {
   override name = 'BadRequestError';
 }
 
-/** 401: the key is absent, unknown, revoked, or its workspace has no API access. Never retried. */
+/**
+ * 401: the key is absent, unknown, revoked, expired, or its workspace has no API access. Never
+ * retried.
+ */
 export class UnauthorizedError extends ApiError {
   override name = 'UnauthorizedError';
+}
+
+/**
+ * 403: the key is valid but restricted to scopes without the one this read needs; the message
+ * names what it lacks. Never retried.
+ */
+export class ForbiddenError extends ApiError {
+  override name = 'ForbiddenError';
 }
 
 /** 404: no item with this id in the key's workspace (`getCompany`, `getLead`). Never retried. */
@@ -78,6 +89,8 @@ export async function errorFromResponse(response: Response, attempts: number): P
       return new BadRequestError(...args);
     case 401:
       return new UnauthorizedError(...args);
+    case 403:
+      return new ForbiddenError(...args);
     case 404:
       return new NotFoundError(...args);
     case 410:

@@ -4,6 +4,7 @@ export {
   ApiError,
   BadRequestError,
   CursorExpiredError,
+  ForbiddenError,
   InternalServerError,
   NetworkError,
   NotFoundError,

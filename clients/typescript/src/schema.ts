@@ -810,6 +810,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
+            /** @description The key is valid but restricted to scopes that do not include `companies:read`: the message names what it lacks, and `WWW-Authenticate` says `insufficient_scope` (RFC 6750). It costs nothing of the rate limits. */
+            403: {
+                headers: {
+                    /** @description RFC 6750: the scopes the key lacks, space-separated. */
+                    "WWW-Authenticate": string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "This key lacks the scope companies:read",
+                     *       "error": "FORBIDDEN",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
             /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). RateLimit shows the policy at 0 (`"per-minute";r=0;t=42`, `"in-flight";r=0`, `"auth-failures";r=0;t=42`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
@@ -1025,6 +1053,34 @@ export interface operations {
                      *       "statusCode": 401,
                      *       "message": "Unauthorized",
                      *       "error": "UNAUTHORIZED",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is valid but restricted to scopes that do not include `companies:read` and `changes:read`: the message names what it lacks, and `WWW-Authenticate` says `insufficient_scope` (RFC 6750). It costs nothing of the rate limits. */
+            403: {
+                headers: {
+                    /** @description RFC 6750: the scopes the key lacks, space-separated. */
+                    "WWW-Authenticate": string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "This key lacks the scope companies:read",
+                     *       "error": "FORBIDDEN",
                      *       "path": "/v1/companies?limit=500",
                      *       "timestamp": "2026-03-01T09:30:00.000Z"
                      *     }
@@ -1280,6 +1336,34 @@ export interface operations {
                      *       "statusCode": 401,
                      *       "message": "Unauthorized",
                      *       "error": "UNAUTHORIZED",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is valid but restricted to scopes that do not include `companies:read`: the message names what it lacks, and `WWW-Authenticate` says `insufficient_scope` (RFC 6750). It costs nothing of the rate limits. */
+            403: {
+                headers: {
+                    /** @description RFC 6750: the scopes the key lacks, space-separated. */
+                    "WWW-Authenticate": string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "This key lacks the scope companies:read",
+                     *       "error": "FORBIDDEN",
                      *       "path": "/v1/companies?limit=500",
                      *       "timestamp": "2026-03-01T09:30:00.000Z"
                      *     }
@@ -1547,6 +1631,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
+            /** @description The key is valid but restricted to scopes that do not include `leads:read`: the message names what it lacks, and `WWW-Authenticate` says `insufficient_scope` (RFC 6750). It costs nothing of the rate limits. */
+            403: {
+                headers: {
+                    /** @description RFC 6750: the scopes the key lacks, space-separated. */
+                    "WWW-Authenticate": string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "This key lacks the scope leads:read",
+                     *       "error": "FORBIDDEN",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
             /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). RateLimit shows the policy at 0 (`"per-minute";r=0;t=42`, `"in-flight";r=0`, `"auth-failures";r=0;t=42`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
@@ -1762,6 +1874,34 @@ export interface operations {
                      *       "statusCode": 401,
                      *       "message": "Unauthorized",
                      *       "error": "UNAUTHORIZED",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is valid but restricted to scopes that do not include `leads:read` and `changes:read`: the message names what it lacks, and `WWW-Authenticate` says `insufficient_scope` (RFC 6750). It costs nothing of the rate limits. */
+            403: {
+                headers: {
+                    /** @description RFC 6750: the scopes the key lacks, space-separated. */
+                    "WWW-Authenticate": string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "This key lacks the scope leads:read",
+                     *       "error": "FORBIDDEN",
                      *       "path": "/v1/companies?limit=500",
                      *       "timestamp": "2026-03-01T09:30:00.000Z"
                      *     }
@@ -2017,6 +2157,34 @@ export interface operations {
                      *       "statusCode": 401,
                      *       "message": "Unauthorized",
                      *       "error": "UNAUTHORIZED",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is valid but restricted to scopes that do not include `leads:read`: the message names what it lacks, and `WWW-Authenticate` says `insufficient_scope` (RFC 6750). It costs nothing of the rate limits. */
+            403: {
+                headers: {
+                    /** @description RFC 6750: the scopes the key lacks, space-separated. */
+                    "WWW-Authenticate": string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "This key lacks the scope leads:read",
+                     *       "error": "FORBIDDEN",
                      *       "path": "/v1/companies?limit=500",
                      *       "timestamp": "2026-03-01T09:30:00.000Z"
                      *     }

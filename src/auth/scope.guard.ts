@@ -1,0 +1,36 @@
+import { CanActivate, ExecutionContext, ForbiddenException, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request, Response } from 'express';
+import { missingScopes, REQUIRED_SCOPES, type Scope } from './scopes';
+
+/**
+ * After the key guard: a key restricted to some scopes is refused the routes that need another,
+ * with 403 `FORBIDDEN` naming what it lacks and RFC 6750's
+ * `WWW-Authenticate: Bearer error="insufficient_scope", scope="..."`. Before the in-flight and
+ * per-minute limits: such a request costs nothing of either, as it reads nothing.
+ */
+@Injectable()
+export class ScopeGuard implements CanActivate {
+  constructor(private readonly reflector: Reflector) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const required = this.reflector.getAllAndOverride<Scope[] | undefined>(REQUIRED_SCOPES, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    const auth = context.switchToHttp().getRequest<Request>().auth;
+    if (!required || !auth) return true;
+    const missing = missingScopes(auth.scopes, required);
+    if (missing.length === 0) return true;
+    context
+      .switchToHttp()
+      .getResponse<Response>()
+      .setHeader(
+        'WWW-Authenticate',
+        `Bearer error="insufficient_scope", scope="${missing.join(' ')}"`,
+      );
+    throw new ForbiddenException(
+      `This key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`,
+    );
+  }
+}

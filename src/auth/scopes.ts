@@ -1,0 +1,20 @@
+import { SetMetadata } from '@nestjs/common';
+
+/** What a key may read (`key create --scopes`); a key given none of them may read everything. */
+export const SCOPES = ['companies:read', 'leads:read', 'changes:read'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const REQUIRED_SCOPES = 'requiredScopes';
+
+/** The scopes a route needs, every one of them (ScopeGuard). */
+export const RequiresScopes = (...scopes: Scope[]) => SetMetadata(REQUIRED_SCOPES, scopes);
+
+/** What `required` asks that a key with `granted` lacks; an empty grant is every scope. */
+export function missingScopes(granted: readonly string[], required: readonly Scope[]): Scope[] {
+  if (granted.length === 0) return [];
+  return required.filter((scope) => !granted.includes(scope));
+}
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value);
+}
