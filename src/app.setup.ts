@@ -1,6 +1,6 @@
 import type { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
-import express, { type RequestHandler } from 'express';
+import type { Express, RequestHandler } from 'express';
 import { HTTP_LOGGER } from './logging/logging.module';
 import { answerClientErrors, serveAnyExpectation } from './http/client-error';
 import { compressJson } from './http/compression';
@@ -27,14 +27,18 @@ export const APP_OPTIONS = {
 /**
  * The Express application every server of this API runs on (pass it to NestFactory.create or
  * createNestApplication). Paths are case-sensitive: `/v1/companies/Changes` is the company of that
- * id, not the change feed, and `/V1/ME` is a 404. Express matches any letter case unless told so
- * before its router exists, and Nest's adapter creates the router in its constructor: hence an
- * application configured here rather than a setting in configureApp.
+ * id, not the change feed, and `/V1/ME` is a 404. Express reads its setting when it creates its
+ * router, which Nest's adapter has done in its constructor (its first middleware); the router's
+ * own flag is read for every route and middleware added after that, which is all of this API's.
+ * (Not an `express()` of our own handed to the adapter: `express` is the adapter's dependency, not
+ * this project's, and the image has no other copy of it.)
  */
 export function createHttpAdapter(): ExpressAdapter {
-  const server = express();
+  const adapter = new ExpressAdapter();
+  const server = adapter.getInstance<Express>();
   server.enable('case sensitive routing');
-  return new ExpressAdapter(server);
+  (server.router as unknown as { caseSensitive: boolean }).caseSensitive = true;
+  return adapter;
 }
 
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
