@@ -1,7 +1,6 @@
 import {
   count,
   dateTime,
-  type FieldMap,
   ID_MAX_LENGTH,
   nullableText,
   oneOf,
@@ -9,7 +8,6 @@ import {
   text,
 } from '../items/fields';
 import { CrmStatus, IntentLevel, Seniority } from '../generated/prisma/enums';
-import type { CompanyDto, ContactDto } from './dto/company.dto';
 
 /*
  * Maximum lengths, in characters (code points), sized for real data with room to spare; they bound
@@ -55,31 +53,79 @@ export const MAX_CONTACTS_PER_COMPANY = 10;
  * CONTACT_FIELDS objects, assembled by the SQL in companies.sql.ts.
  */
 export const COMPANY_FIELDS = {
-  id: text('id', ID_MAX_LENGTH),
-  name: text('name', NAME_MAX_LENGTH),
-  domain: text('domain', 253),
-  industry: text('industry', LABEL_MAX_LENGTH),
-  size: text('size', BAND_MAX_LENGTH),
-  country: text('country', LABEL_MAX_LENGTH),
-  city: text('city', LABEL_MAX_LENGTH),
-  revenue: text('revenue', BAND_MAX_LENGTH),
-  siren: nullableText('siren', 50),
-  intentScore: score('intent_score'),
-  intentLevel: oneOf('intent_level', IntentLevel, 'IntentLevel'),
-  icpScore: score('icp_score'),
-  commercialScore: score('commercial_score'),
-  crmStatus: oneOf('crm_status', CrmStatus, 'CrmStatus'),
-  visitsCount: count('visits_count'),
-  firstSeen: dateTime('first_seen'),
-  lastSeen: dateTime('last_seen'),
-} satisfies FieldMap<Omit<CompanyDto, 'contacts'>>;
+  id: text('id', ID_MAX_LENGTH, { example: 'co_000001' }),
+  name: text('name', NAME_MAX_LENGTH, { example: 'Acme Analytics' }),
+  domain: text('domain', 253, {
+    description: 'Internet domain of the company.',
+    example: 'acme.example',
+  }),
+  industry: text('industry', LABEL_MAX_LENGTH, { example: 'Software' }),
+  size: text('size', BAND_MAX_LENGTH, {
+    description: 'Headcount band as given by the identification source (a range as text).',
+    example: '51-200',
+  }),
+  country: text('country', LABEL_MAX_LENGTH, { example: 'France' }),
+  city: text('city', LABEL_MAX_LENGTH, { example: 'Lyon' }),
+  revenue: text('revenue', BAND_MAX_LENGTH, {
+    description: 'Estimated revenue band, as text.',
+    example: '10M-50M',
+  }),
+  siren: nullableText('siren', 50, {
+    description:
+      'Company registry number when the company could be matched to the registry; otherwise ' +
+      'null (always present, never omitted).',
+    example: '552100554',
+  }),
+  intentScore: score('intent_score', {
+    description:
+      'Intent, 0 to 100 inclusive: derived from recent visits with a 14-day decay. It depends on ' +
+      "the workspace's scoring profile, so two workspaces may score the same company differently. " +
+      'The list is sorted by it, highest first.',
+    example: 87.5,
+  }),
+  intentLevel: oneOf('intent_level', IntentLevel, 'IntentLevel', {
+    description: 'Intent level; leads use the same enumeration.',
+  }),
+  icpScore: score('icp_score', {
+    description: 'Firmographic fit to the ideal customer profile, 0 to 100 inclusive.',
+    example: 72,
+  }),
+  commercialScore: score('commercial_score', {
+    description: 'Commercial synthesis of intent and fit, 0 to 100 inclusive.',
+    example: 80,
+  }),
+  crmStatus: oneOf('crm_status', CrmStatus, 'CrmStatus', {
+    description: 'CRM status of the company; the API never changes it.',
+  }),
+  visitsCount: count('visits_count', { description: 'Number of visits.', example: 12 }),
+  firstSeen: dateTime('first_seen', {
+    description: 'First visit.',
+    example: '2026-03-01T09:30:00.000Z',
+  }),
+  lastSeen: dateTime('last_seen', {
+    description: 'Last visit. The `since` parameter of the companies list filters on it.',
+    example: '2026-03-01T09:30:00.000Z',
+  }),
+};
 
 export const CONTACT_FIELDS = {
-  id: text('id', ID_MAX_LENGTH),
-  name: text('name', NAME_MAX_LENGTH),
-  jobTitle: text('job_title', NAME_MAX_LENGTH),
-  email: nullableText('email', 254),
-  phone: nullableText('phone', 50),
-  linkedin: nullableText('linkedin', 300),
-  seniority: oneOf('seniority', Seniority, 'Seniority'),
-} satisfies FieldMap<ContactDto>;
+  id: text('id', ID_MAX_LENGTH, { example: 'ct_000001' }),
+  name: text('name', NAME_MAX_LENGTH, { example: 'Jeanne Martin' }),
+  jobTitle: text('job_title', NAME_MAX_LENGTH, { example: 'Head of Growth' }),
+  email: nullableText('email', 254, {
+    description: 'Set only if the address was found or supplied; otherwise null.',
+    example: 'jeanne.martin@example.com',
+  }),
+  phone: nullableText('phone', 50, {
+    description: 'Direct line; null until a search has succeeded.',
+    example: null,
+  }),
+  linkedin: nullableText('linkedin', 300, {
+    description: 'Profile address, or null.',
+    example: null,
+  }),
+  seniority: oneOf('seniority', Seniority, 'Seniority', {
+    description:
+      'Seniority of a contact; contacts are listed in this order, then by name, then id.',
+  }),
+};

@@ -1,15 +1,20 @@
 import { isoDateTime } from './list-page-sql';
 
 /*
- * Each item's fields are declared once, as a map from the API's field name to its column and
- * kind (src/companies/company.fields.ts, src/leads/lead.fields.ts). The map is typed against the
- * DTO (`satisfies FieldMap<Dto>`), so that a field added to the DTO and not to the map, or of
- * another type, does not compile. From it derive: the SQL select list that writes the item's JSON
- * (lists, feeds, single reads), the import's checks of each field, the import's upsert, the
- * OpenAPI document's `maxLength` of each text field, the database's CHECK constraints on them
+ * Each item's fields are declared once, as a map from the API's field name to its column, kind,
+ * bounds and documentation (src/companies/company.fields.ts, src/leads/lead.fields.ts). From it
+ * derive: the DTO classes, their types and their OpenAPI schemas (field-dto.ts), the SQL select
+ * list that writes the item's JSON (lists, feeds, single reads), the import's checks of each
+ * field, the import's upsert, the database's CHECK constraints on the text fields
  * (test/field-bounds.e2e-spec.ts compares the two), and the bound on a response's size
- * (response-size.ts).
+ * (response-size.ts). Adding a field is one line of a map.
  */
+
+/** What the OpenAPI document says of a field beyond its kind and bounds (field-dto.ts). */
+export interface FieldDoc {
+  description?: string;
+  example?: unknown;
+}
 
 interface FieldBase<Kind extends string> {
   kind: Kind;
@@ -17,6 +22,7 @@ interface FieldBase<Kind extends string> {
   column: string;
   /** Written by the import: false for a field read from another table (a lead's companyName). */
   stored: boolean;
+  doc: FieldDoc;
 }
 
 /**
@@ -39,55 +45,62 @@ export interface EnumField<T extends string> extends FieldBase<'enum'> {
   type: string;
 }
 
-/** The field kinds that can hold a value of type T. */
-type FieldOf<T> = [T] extends [string]
-  ? string extends T
-    ? TextField | DateTimeField
-    : EnumField<T>
-  : [T] extends [number]
-    ? ScoreField | CountField
-    : [T] extends [string | null]
-      ? NullableTextField
-      : never;
-
 export type Field =
   TextField | NullableTextField | ScoreField | CountField | DateTimeField | EnumField<string>;
 
-export type FieldMap<Dto> = { [K in keyof Dto]-?: FieldOf<Dto[K]> };
-
-export const text = (column: string, maxLength: number): TextField => ({
+export const text = (column: string, maxLength: number, doc: FieldDoc = {}): TextField => ({
   kind: 'text',
   column,
   maxLength,
   stored: true,
+  doc,
 });
-export const nullableText = (column: string, maxLength: number): NullableTextField => ({
-  kind: 'nullableText',
-  column,
-  maxLength,
-  stored: true,
-});
+export const nullableText = (
+  column: string,
+  maxLength: number,
+  doc: FieldDoc = {},
+): NullableTextField => ({ kind: 'nullableText', column, maxLength, stored: true, doc });
 /** A number from 0 to 100 inclusive (double precision). */
-export const score = (column: string): ScoreField => ({ kind: 'score', column, stored: true });
+export const score = (column: string, doc: FieldDoc = {}): ScoreField => ({
+  kind: 'score',
+  column,
+  stored: true,
+  doc,
+});
 /** An integer from 0 to 2^31 - 1 (PostgreSQL integer). */
-export const count = (column: string): CountField => ({ kind: 'count', column, stored: true });
+export const count = (column: string, doc: FieldDoc = {}): CountField => ({
+  kind: 'count',
+  column,
+  stored: true,
+  doc,
+});
 /** ISO 8601 in UTC with milliseconds in the JSON; timestamptz(3) in the table. */
-export const dateTime = (column: string): DateTimeField => ({
+export const dateTime = (column: string, doc: FieldDoc = {}): DateTimeField => ({
   kind: 'dateTime',
   column,
   stored: true,
+  doc,
 });
 export const oneOf = <T extends string>(
   column: string,
   values: Record<string, T>,
   type: string,
-): EnumField<T> => ({ kind: 'enum', column, values: Object.values(values), type, stored: true });
+  doc: FieldDoc = {},
+): EnumField<T> => ({
+  kind: 'enum',
+  column,
+  values: Object.values(values),
+  type,
+  stored: true,
+  doc,
+});
 /** A text field read from a joined table (bounded there), not written by the import. */
-export const joinedText = (column: string, maxLength: number): TextField => ({
+export const joinedText = (column: string, maxLength: number, doc: FieldDoc = {}): TextField => ({
   kind: 'text',
   column,
   maxLength,
   stored: false,
+  doc,
 });
 
 /** The text fields an import writes: the columns that the database bounds with a CHECK. */

@@ -1,0 +1,65 @@
+import type { Type } from '@nestjs/common';
+import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
+import type {
+  CountField,
+  DateTimeField,
+  EnumField,
+  Field,
+  NullableTextField,
+  ScoreField,
+} from './fields';
+
+/** A field's value in a response: what the DTO's property holds (a date-time is its ISO text). */
+export type DtoValue<F extends Field> =
+  F extends EnumField<infer T>
+    ? T
+    : F extends NullableTextField
+      ? string | null
+      : F extends ScoreField | CountField
+        ? number
+        : F extends DateTimeField
+          ? string
+          : string;
+
+export type DtoValues<M extends Record<string, Field>> = { [K in keyof M]: DtoValue<M[K]> };
+
+/** The OpenAPI schema of one field, from its kind, bounds and documentation. */
+export function apiPropertyOf(field: Field): ApiPropertyOptions {
+  const { description, example } = field.doc;
+  const doc = {
+    ...(description !== undefined && { description }),
+    ...('example' in field.doc && { example }),
+  };
+  switch (field.kind) {
+    case 'text':
+      return { type: String, maxLength: field.maxLength, ...doc };
+    case 'nullableText':
+      // Always present, null when unknown (docs/api.md, "Data conventions").
+      return { type: String, maxLength: field.maxLength, nullable: true, ...doc };
+    case 'score':
+      // Scores are numbers in 0..100 inclusive.
+      return { type: 'number', minimum: 0, maximum: 100, ...doc };
+    case 'count':
+      return { type: 'integer', minimum: 0, ...doc };
+    case 'dateTime':
+      // Every date-time of a response: ISO 8601 in UTC with milliseconds and `Z`.
+      return { type: String, format: 'date-time', ...doc };
+    case 'enum':
+      // By reference to one component per enumeration (enumName); its values are the Prisma
+      // schema's. The text goes in `description`: @nestjs/swagger 11.4 drops `enumSchema`'s.
+      return { enum: [...field.values], enumName: field.type, ...doc };
+  }
+}
+
+/**
+ * A DTO class whose properties are the field map's, in its order, each with its OpenAPI schema:
+ * `export class LeadDto extends FieldDto(LEAD_FIELDS) {}`. Properties that are no field (a
+ * company's `contacts`) are declared in the subclass as usual.
+ */
+export function FieldDto<M extends Record<string, Field>>(fields: M): Type<DtoValues<M>> {
+  class Dto {}
+  for (const [name, field] of Object.entries(fields)) {
+    ApiProperty(apiPropertyOf(field))(Dto.prototype, name);
+  }
+  return Dto as Type<DtoValues<M>>;
+}
