@@ -1,12 +1,4 @@
-import {
-  count,
-  dateTime,
-  ID_MAX_LENGTH,
-  nullableText,
-  oneOf,
-  score,
-  text,
-} from '../items/fields';
+import { count, dateTime, ID_MAX_LENGTH, nullableText, oneOf, score, text } from '../items/fields';
 import { CrmStatus, IntentLevel, Seniority } from '../generated/prisma/enums';
 
 /*
