@@ -16,6 +16,11 @@ declare module 'express-serve-static-core' {
 /** On every answer to a key that expires (or is rolled): when it stops working, ISO 8601 UTC. */
 export const KEY_EXPIRATION_HEADER = 'API-Key-Expiration';
 
+/** Like GitHub's token-expiration header: the instant an accepted key stops working, if it does. */
+export function announceKeyExpiration(response: Response, auth: AuthenticatedKey): void {
+  if (auth.expiresAt) response.setHeader(KEY_EXPIRATION_HEADER, auth.expiresAt.toISOString());
+}
+
 // The scheme is case-insensitive (RFC 9110, 11.1), then exactly one space as RFC 6750 writes it;
 // the key's own pattern is checked by isWellFormedApiKey.
 const BEARER = /^Bearer (\S+)$/i;
@@ -52,12 +57,7 @@ export class ApiKeyGuard implements CanActivate {
       const auth = await this.keys.authenticate(key);
       if (auth) {
         request.auth = auth;
-        // Like GitHub's token-expiration header: the instant the key stops working, on every answer.
-        if (auth.expiresAt) {
-          http
-            .getResponse<Response>()
-            .setHeader(KEY_EXPIRATION_HEADER, auth.expiresAt.toISOString());
-        }
+        announceKeyExpiration(http.getResponse<Response>(), auth);
         return true;
       }
     }

@@ -1,7 +1,7 @@
 import { Injectable, type NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { isWellFormedApiKey } from '../auth/api-key';
-import { bearerKey, KEY_EXPIRATION_HEADER } from '../auth/api-key.guard';
+import { announceKeyExpiration, bearerKey } from '../auth/api-key.guard';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { RecentKeys } from '../auth/recent-keys';
 import { Clock } from '../common/clock';
@@ -36,7 +36,7 @@ export class InFlightRefusal implements NestMiddleware {
     if (auth === undefined || !this.limiter.isFull(auth.workspace.id)) return next();
     // For the request's log line: the response ends here, nothing else reads it.
     request.auth = auth;
-    if (auth.expiresAt) response.setHeader(KEY_EXPIRATION_HEADER, auth.expiresAt.toISOString());
+    announceKeyExpiration(response, auth);
     refuseInFlight(response, this.limiter.limit);
   }
 }
