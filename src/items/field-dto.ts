@@ -1,13 +1,6 @@
 import type { Type } from '@nestjs/common';
 import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
-import type {
-  CountField,
-  DateTimeField,
-  EnumField,
-  Field,
-  NullableTextField,
-  ScoreField,
-} from './fields';
+import type { CountField, EnumField, Field, NullableTextField, ScoreField } from './fields';
 
 /** A field's value in a response: what the DTO's property holds (a date-time is its ISO text). */
 export type DtoValue<F extends Field> =
@@ -17,9 +10,7 @@ export type DtoValue<F extends Field> =
       ? string | null
       : F extends ScoreField | CountField
         ? number
-        : F extends DateTimeField
-          ? string
-          : string;
+        : string;
 
 export type DtoValues<M extends Record<string, Field>> = { [K in keyof M]: DtoValue<M[K]> };
 
