@@ -4,6 +4,7 @@ import type { Express, RequestHandler } from 'express';
 import { HTTP_LOGGER } from './logging/logging.module';
 import { answerClientErrors, serveAnyExpectation } from './http/client-error';
 import { compressJson } from './http/compression';
+import { ignorePreconditions } from './http/conditional-requests';
 import { refuseTooManyHeaders } from './http/header-count';
 import { readMalformedIdsLiterally } from './http/literal-path';
 import { parseQueryString } from './http/query-string';
@@ -55,6 +56,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.use(securityHeaders);
   app.use(setResponseHeaders);
   app.use(refuseTooManyHeaders);
+  app.use(ignorePreconditions);
   // gzip or br as Accept-Encoding allows, for every JSON answer (the OpenAPI document included).
   app.use(compressJson());
   app.use(readMalformedIdsLiterally);
