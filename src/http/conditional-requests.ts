@@ -1,7 +1,12 @@
 import type { NextFunction, Request, Response } from 'express';
 
 // The preconditions of RFC 9110, 13.1 that a GET may carry.
-const CONDITIONAL_HEADERS = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since'];
+const CONDITIONAL_HEADERS = [
+  'if-none-match',
+  'if-modified-since',
+  'if-match',
+  'if-unmodified-since',
+];
 
 /**
  * The API sends no validator (no `ETag`, no `Last-Modified`: every answer is `no-store`), so it
