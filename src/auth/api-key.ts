@@ -49,3 +49,8 @@ function checksum(body: string): string {
   }
   return encoded;
 }
+
+/** Expired from its instant on: a key whose expiresAt is now is refused (null: it never expires). */
+export function isExpired(expiresAt: Date | null, now: number): boolean {
+  return expiresAt !== null && expiresAt.getTime() <= now;
+}

@@ -4,7 +4,7 @@ import { Environment } from '../config/environment';
 import { Database } from '../database/database';
 import type { Plan } from '../generated/prisma/enums';
 import { planIncludesApiAccess } from './plans';
-import { hashApiKey } from './api-key';
+import { hashApiKey, isExpired } from './api-key';
 import { API_KEY_BY_HASH_SQL, API_KEY_RECORD_USE_SQL, type ApiKeyRow } from './api-keys.sql';
 import { RecentKeys } from './recent-keys';
 
@@ -81,9 +81,4 @@ export class ApiKeysService {
     const staleBefore = new Date(now - LAST_USED_RESOLUTION_MS);
     await this.database.query(API_KEY_RECORD_USE_SQL, [id, new Date(now), staleBefore]);
   }
-}
-
-/** Expired from its instant on: a key whose expiresAt is now is refused. */
-export function isExpired(expiresAt: Date | null, now: number): boolean {
-  return expiresAt !== null && expiresAt.getTime() <= now;
 }

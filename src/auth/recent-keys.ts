@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { type AuthenticatedKey, isExpired } from './api-keys.service';
+import { isExpired } from './api-key';
+import type { AuthenticatedKey } from './api-keys.service';
 
 /** How long a key checked against the database is remembered for refusals. */
 export const RECENT_KEY_TTL_MS = 60_000;

@@ -92,7 +92,8 @@ export function dateTime(flag: string, value: string): Date {
 export function scopes(flag: string, value: string): Scope[] {
   const given = value.split(',').map((scope) => scope.trim());
   const unknown = given.filter((scope) => !isScope(scope));
-  if (given.length === 0 || unknown.length > 0) {
+  // split always gives one entry at least: an empty value is one unknown scope.
+  if (unknown.length > 0) {
     throw new UsageError(
       `${flag} must be a comma-separated list of ${SCOPES.join(', ')}, not ${JSON.stringify(value)}`,
     );

@@ -87,6 +87,14 @@ const KEY_EXPIRATION: HeadersObject = {
   },
 };
 
+/** An answer to a request whose key was accepted: its limits (required or not), its expiry. */
+const KEYED_ANSWER = (required: boolean): HeadersObject => ({
+  ...RATE_LIMIT(required),
+  ...IETF_RATE_LIMIT(required),
+  ...KEY_EXPIRATION,
+  ...EVERY_RESPONSE,
+});
+
 const RETRY_AFTER: HeadersObject = {
   'Retry-After': {
     required: true,
@@ -178,12 +186,7 @@ export function ApiContractResponses(
         status: 404,
         description: extra.notFound,
         type: ErrorEnvelopeDto,
-        headers: {
-          ...RATE_LIMIT(true),
-          ...IETF_RATE_LIMIT(true),
-          ...KEY_EXPIRATION,
-          ...EVERY_RESPONSE,
-        },
+        headers: KEYED_ANSWER(true),
         example: errorExample(404, 'NOT_FOUND', 'Not Found', '/v1/companies/co_000001'),
       }),
     );
@@ -197,12 +200,7 @@ export function ApiContractResponses(
           '(`CHANGES_RETENTION_DAYS`, 30 days by default): the client may have missed some. Start ' +
           'again without a cursor, replacing the local copy.',
         type: ErrorEnvelopeDto,
-        headers: {
-          ...RATE_LIMIT(true),
-          ...IETF_RATE_LIMIT(true),
-          ...KEY_EXPIRATION,
-          ...EVERY_RESPONSE,
-        },
+        headers: KEYED_ANSWER(true),
         example: errorExample(
           410,
           'GONE',
@@ -229,12 +227,7 @@ export function ApiContractResponses(
       status: 200,
       description: okDescription,
       type: ok,
-      headers: {
-        ...RATE_LIMIT(true),
-        ...IETF_RATE_LIMIT(true),
-        ...KEY_EXPIRATION,
-        ...EVERY_RESPONSE,
-      },
+      headers: KEYED_ANSWER(true),
     }),
     ApiResponse({
       status: 400,
@@ -244,12 +237,7 @@ export function ApiContractResponses(
         'this workspace (`cursor is not valid`). `message` has one entry per violated ' +
         'constraint. The request counts against the rate limit.',
       type: ErrorEnvelopeDto,
-      headers: {
-        ...RATE_LIMIT(true),
-        ...IETF_RATE_LIMIT(true),
-        ...KEY_EXPIRATION,
-        ...EVERY_RESPONSE,
-      },
+      headers: KEYED_ANSWER(true),
       example: errorExample(400, 'BAD_REQUEST', ['limit must not be greater than 200']),
     }),
     ApiResponse({
@@ -289,12 +277,7 @@ export function ApiContractResponses(
         'An unexpected failure; the body carries no detail of it. The X-RateLimit headers are ' +
         'present when the key had been accepted.',
       type: ErrorEnvelopeDto,
-      headers: {
-        ...RATE_LIMIT(false),
-        ...IETF_RATE_LIMIT(false),
-        ...KEY_EXPIRATION,
-        ...EVERY_RESPONSE,
-      },
+      headers: KEYED_ANSWER(false),
       example: errorExample(500, 'INTERNAL_SERVER_ERROR', 'Internal server error'),
     }),
     ApiResponse({
@@ -307,13 +290,7 @@ export function ApiContractResponses(
         'with backoff: the service recovers by itself. The X-RateLimit headers are present when ' +
         'the key had been accepted.',
       type: ErrorEnvelopeDto,
-      headers: {
-        ...RETRY_AFTER_UNAVAILABLE,
-        ...RATE_LIMIT(false),
-        ...IETF_RATE_LIMIT(false),
-        ...KEY_EXPIRATION,
-        ...EVERY_RESPONSE,
-      },
+      headers: { ...RETRY_AFTER_UNAVAILABLE, ...KEYED_ANSWER(false) },
       example: errorExample(503, 'SERVICE_UNAVAILABLE', 'Service temporarily unavailable'),
     }),
   );

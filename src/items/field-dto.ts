@@ -1,16 +1,6 @@
 import type { Type } from '@nestjs/common';
 import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
-import type { CountField, EnumField, Field, NullableTextField, ScoreField } from './fields';
-
-/** A field's value in a response: what the DTO's property holds (a date-time is its ISO text). */
-export type DtoValue<F extends Field> =
-  F extends EnumField<infer T>
-    ? T
-    : F extends NullableTextField
-      ? string | null
-      : F extends ScoreField | CountField
-        ? number
-        : string;
+import type { DtoValue, Field } from './fields';
 
 export type DtoValues<M extends Record<string, Field>> = { [K in keyof M]: DtoValue<M[K]> };
 

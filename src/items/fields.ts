@@ -189,16 +189,17 @@ const ARRAY_TYPES: Record<Field['kind'], string> = {
   enum: 'text[]',
 };
 
-/** The value a field holds once read from an import file: dates as Date. */
-export type FieldValue<F extends Field> =
+/** A field's value in a response, a DTO's property (field-dto.ts): a date-time is its ISO text. */
+export type DtoValue<F extends Field> =
   F extends EnumField<infer T>
     ? T
     : F extends NullableTextField
       ? string | null
       : F extends ScoreField | CountField
         ? number
-        : F extends DateTimeField
-          ? Date
-          : string;
+        : string;
+
+/** The value a field holds once read from an import file: the same, but dates as Date. */
+export type FieldValue<F extends Field> = F extends DateTimeField ? Date : DtoValue<F>;
 
 export type FieldValues<M extends Record<string, Field>> = { [K in keyof M]: FieldValue<M[K]> };

@@ -5,7 +5,7 @@ import {
   NotFoundException,
 } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { displayPrefix, generateApiKey, hashApiKey } from '../auth/api-key';
+import { displayPrefix, generateApiKey, hashApiKey, isExpired } from '../auth/api-key';
 import type { Scope } from '../auth/scopes';
 import { Clock } from '../common/clock';
 import { Environment } from '../config/environment';
@@ -52,7 +52,7 @@ export class ApiKeyAdminService {
     scopes: readonly Scope[] = [],
   ): Promise<ApiKeySummary & { workspaceId: string; key: string }> {
     if (name.trim() === '') throw new BadRequestException('--name must not be empty');
-    if (expiresAt && expiresAt.getTime() <= this.clock.now()) {
+    if (expiresAt && isExpired(expiresAt, this.clock.now())) {
       throw new BadRequestException(
         `the key would expire at ${expiresAt.toISOString()}, which is not in the future`,
       );
@@ -102,7 +102,7 @@ export class ApiKeyAdminService {
         `key ${id} was rolled at ${old.rolledAt.toISOString()}: roll its successor instead`,
       );
     }
-    if (old.expiresAt && old.expiresAt.getTime() <= now) {
+    if (old.expiresAt && isExpired(old.expiresAt, now)) {
       throw new BadRequestException(`key ${id} expired at ${old.expiresAt.toISOString()}`);
     }
     const overlapEnd = now + overlapMs;
