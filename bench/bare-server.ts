@@ -5,9 +5,11 @@ import { API_KEY_BY_HASH_SQL, type ApiKeyRow } from '../src/auth/api-keys.sql';
 import { ChangeCursors } from '../src/changes/change-cursor';
 import { changeFeedPage } from '../src/changes/change-feed';
 import type { Feed } from '../src/changes/change-feed-sql';
-import { COMPANY_CHANGES_SQL, COMPANY_PAGE_SQL } from '../src/companies/companies.sql';
+import { COMPANY_CHANGES_SQL, COMPANY_LIST } from '../src/companies/companies.sql';
 import type { Environment } from '../src/config/environment';
-import { LEAD_CHANGES_SQL, LEAD_PAGE_SQL } from '../src/leads/leads.sql';
+import { LEAD_CHANGES_SQL, LEAD_LIST } from '../src/leads/leads.sql';
+import type { ListStatements } from '../src/items/list-page';
+import { listStatement } from './list-statement';
 import type { Queryable } from '../src/database/queryable';
 import { poolConfig } from '../src/database/pool-config';
 import { planIncludesApiAccess } from '../src/auth/plans';
@@ -23,9 +25,9 @@ const { DATABASE_URL, API_KEY_SECRET = '', PORT = '3000' } = process.env;
 
 const pool = new Pool(poolConfig(DATABASE_URL ?? ''));
 
-const LISTS: Record<string, string> = {
-  '/v1/companies': COMPANY_PAGE_SQL,
-  '/v1/leads': LEAD_PAGE_SQL,
+const LISTS: Record<string, ListStatements> = {
+  '/v1/companies': COMPANY_LIST,
+  '/v1/leads': LEAD_LIST,
 };
 
 const FEEDS: Record<string, [Feed, string]> = {
@@ -80,15 +82,11 @@ const server = createServer((request, response) => {
         const body = await changeFeedPage(database, cursors, sql, name, found.workspaceId, page);
         return send(response, 200, body);
       }
-      const sql = LISTS[path];
-      if (!sql) return send(response, 404, '{"statusCode":404}');
-      const since = query.get('since');
-      const { rows } = await pool.query<{ body: string }>(sql, [
-        found.workspaceId,
-        since === null ? null : new Date(since),
-        Number(query.get('limit') ?? 50),
-        query.get('offset') ?? '0',
-      ]);
+      const list = LISTS[path];
+      if (!list) return send(response, 404, '{"statusCode":404}');
+      const { rows } = await pool.query<{ body: string }>(
+        ...listStatement(list, found.workspaceId, query),
+      );
       send(response, 200, rows[0].body);
     })
     .catch((error: unknown) => {

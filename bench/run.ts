@@ -8,12 +8,14 @@ import { Client } from 'pg';
 import { displayPrefix, generateApiKey, hashApiKey } from '../src/auth/api-key';
 import { API_KEY_BY_HASH_SQL } from '../src/auth/api-keys.sql';
 import { ChangeCursors } from '../src/changes/change-cursor';
-import { COMPANY_CHANGES_SQL, COMPANY_PAGE_SQL } from '../src/companies/companies.sql';
+import { COMPANY_CHANGES_SQL, COMPANY_LIST } from '../src/companies/companies.sql';
 import type { Environment } from '../src/config/environment';
 import { applyMigrations } from '../src/database/migrator';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/dev/embedded-postgres';
 import { findFreePort } from '../src/dev/free-port';
-import { LEAD_PAGE_SQL } from '../src/leads/leads.sql';
+import { LEAD_LIST } from '../src/leads/leads.sql';
+import type { ListStatements } from '../src/items/list-page';
+import { listStatement } from './list-statement';
 import {
   FULL_SCALE,
   generateBenchData,
@@ -71,9 +73,11 @@ const now = new Date();
 interface Request {
   path: string;
   key: string;
+  /** A JSON body, POSTed (the MCP endpoint); none: a GET. */
+  body?: string;
 }
 
-type SqlValue = string | number | null | undefined;
+type SqlValue = string | number | Date | string[] | null | undefined;
 
 interface Workload {
   id: string;
@@ -415,23 +419,16 @@ function defineWorkloads(keys: Map<string, string>, feedPages: FeedPageCase[]): 
   const workspaceOfKey = new Map([...keys].map(([workspace, key]) => [key, workspace]));
   // A list request's statements: the key lookup, then the list's one statement.
   const list =
-    (sql: string) =>
+    (statements: ListStatements) =>
     ({ path, key }: Request): [string, SqlValue[]][] => {
       const query = new URL(path, 'http://bench').searchParams;
+      const [sql, values] = listStatement(statements, workspaceOfKey.get(key) ?? '', query);
       return [
         [API_KEY_BY_HASH_SQL, [hashOf(key)]],
-        [
-          sql,
-          [
-            workspaceOfKey.get(key),
-            query.get('since'),
-            Number(query.get('limit') ?? 50),
-            Number(query.get('offset') ?? 0),
-          ],
-        ],
+        [sql, values],
       ];
     };
-  const companies = list(COMPANY_PAGE_SQL);
+  const companies = list(COMPANY_LIST);
   // A feed page's statements: the key lookup, then the feed's one statement after the position
   // (none: from the start), with the position's pass (null: this read starts it).
   const feed = (after: FeedPosition | undefined) => (): [string, SqlValue[]][] => [
@@ -508,6 +505,57 @@ function defineWorkloads(keys: Map<string, string>, feedPages: FeedPageCase[]): 
       })),
       statements: companies,
     },
+    // Filters on the large workspace (docs/api.md, "Filters"): the naive server has none.
+    // `crmStatus=new` matches about 45 % of the companies; "hot, not yet in the CRM" about 10 %.
+    ...(
+      [
+        [
+          'k',
+          'hot companies not yet in the CRM, page one',
+          'intentLevel=hot&crmStatus=new,qualified&limit=50',
+        ],
+        ['k1', 'one country above a score, page one', 'country=France&minIntentScore=40&limit=50'],
+        [
+          'k2',
+          'the middle deep page of crmStatus=new (45 % of the companies)',
+          `crmStatus=new&limit=200&offset=${Math.round(scale.largeCompanies * 0.45 * 0.5)}`,
+        ],
+        [
+          'k3',
+          'crmStatus=new, since 30 days, page one',
+          `crmStatus=new&since=${encodeURIComponent(ago(24 * 30))}&limit=50`,
+        ],
+      ] as const
+    ).map(([id, title, query]) => ({
+      id,
+      title: `${title} (${decodeURIComponent(query)})`,
+      requests: [{ path: `/v1/companies?${query}`, key: large }],
+      // One client, like (c1): a filtered total is a count (docs/api.md, "Filters"), and ten
+      // clients counting a million rows at once time out on two cores.
+      connections: 1,
+      servers: ['service', 'bare'] satisfies ServerName[],
+      statements: companies,
+    })),
+    // The MCP endpoint (docs/agents.md) beside the REST list it wraps, the same pages: the cost
+    // of the protocol (a server per request, JSON-RPC, the text block) as a ratio of the two.
+    {
+      id: 'm0',
+      title: 'page one of companies, limit=20, random small workspaces (the baseline of m)',
+      requests: small.map((w) => ({ path: '/v1/companies?limit=20', key: keyOf(w) })),
+      servers: ['service'],
+      statements: companies,
+    },
+    {
+      id: 'm',
+      title: 'MCP tools/call list_companies {limit: 20}, random small workspaces',
+      requests: small.map((w) => ({
+        path: '/mcp',
+        key: keyOf(w),
+        body: toolCall('list_companies', { limit: 20 }),
+      })),
+      servers: ['service'],
+      statements: () => [],
+    },
     {
       // Not a workload of the issue: the cost of the framework alone, with no database and no
       // key (the bare server answers any /health path).
@@ -528,7 +576,7 @@ function defineWorkloads(keys: Map<string, string>, feedPages: FeedPageCase[]): 
       id: 'f',
       title: 'page one of leads, limit=50, random small workspaces',
       requests: small.map((w) => ({ path: '/v1/leads?limit=50', key: keyOf(w) })),
-      statements: list(LEAD_PAGE_SQL),
+      statements: list(LEAD_LIST),
     },
   ];
 }
@@ -712,11 +760,14 @@ async function load(
       requests: [
         {
           setupRequest: (request) => {
-            const { path, key } = workload.requests[randomIndex(workload.requests.length)];
+            const { path, key, body } = workload.requests[randomIndex(workload.requests.length)];
+            const post = body === undefined ? {} : { method: 'POST' as const, body };
+            const json = body === undefined ? {} : MCP_HEADERS;
             return {
               ...request,
+              ...post,
               path,
-              headers: { authorization: `Bearer ${key}`, ...workload.headers },
+              headers: { authorization: `Bearer ${key}`, ...json, ...workload.headers },
             };
           },
         },
@@ -734,6 +785,22 @@ async function load(
     });
   });
   return { latencies, failures: failures + result.errors + result.timeouts, bytes };
+}
+
+// What an MCP client sends with each POST (Streamable HTTP).
+const MCP_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+};
+
+/** A `tools/call` as a 2025-era client sends it after its handshake (stateless: none needed). */
+function toolCall(name: string, args: Record<string, unknown>): string {
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name, arguments: args },
+  });
 }
 
 function randomIndex(length: number): number {
@@ -822,7 +889,10 @@ function checkSameAnswers(samples: Map<ServerName, (string | null)[]>): void {
 function literal(value: SqlValue): string {
   if (value === null || value === undefined) return 'NULL';
   if (typeof value === 'number') return String(value);
-  return `'${String(value).replaceAll("'", "''")}'`;
+  if (value instanceof Date) return `'${value.toISOString()}'`;
+  // An array of enumeration values (a filter's): plain words, no quoting needed inside.
+  const text = Array.isArray(value) ? `{${value.join(',')}}` : value;
+  return `'${text.replaceAll("'", "''")}'`;
 }
 
 /**

@@ -14,7 +14,7 @@ import { InFlightGuard } from './rate-limit/in-flight.guard';
 import { InFlightModule } from './rate-limit/in-flight.module';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard';
 import { RedisThrottlerStorage } from './rate-limit/redis-throttler.storage';
-import { StrictValidationPipe } from './http/strict-validation.pipe';
+import { StrictValidationPipe, VALIDATION_OPTIONS } from './http/strict-validation.pipe';
 import { CompaniesModule } from './companies/companies.module';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
@@ -22,6 +22,7 @@ import { Environment } from './config/environment';
 import { HealthModule } from './health/health.module';
 import { LeadsModule } from './leads/leads.module';
 import { LoggingModule } from './logging/logging.module';
+import { McpModule } from './mcp/mcp.module';
 import { MeModule } from './me/me.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { REDIS_CLIENT } from './redis/redis-client';
@@ -58,6 +59,7 @@ const RATE_LIMIT_WINDOW_MS = 60_000;
     LeadsModule,
     HealthModule,
     MetricsModule,
+    McpModule,
   ],
   providers: [
     AuthFailureLimiter,
@@ -70,12 +72,7 @@ const RATE_LIMIT_WINDOW_MS = 60_000;
     { provide: APP_GUARD, useClass: RateLimitGuard },
     {
       provide: APP_PIPE,
-      useValue: new StrictValidationPipe({
-        transform: true,
-        whitelist: true,
-        forbidNonWhitelisted: true,
-        stopAtFirstError: true,
-      }),
+      useValue: new StrictValidationPipe(VALIDATION_OPTIONS),
     },
     { provide: APP_FILTER, useClass: AllExceptionsFilter },
   ],

@@ -12,7 +12,8 @@ import { setResponseHeaders } from './http/response-headers';
 import { securityHeaders } from './http/security-headers';
 import { Environment } from './config/environment';
 import { trustProxySetting } from './config/trust-proxy';
-import { serveApiDocs } from './openapi/openapi';
+import { McpEndpoint } from './mcp/mcp-endpoint';
+import { buildOpenApiDocument, serveApiDocs } from './openapi/openapi';
 
 /**
  * What the application needs beyond AppModule, shared by the server, the demo and the tests so
@@ -64,6 +65,9 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   answerClientErrors(app.getHttpServer());
   serveAnyExpectation(app.getHttpServer());
   // GET /v1/openapi.json and /docs: after the headers above, before the guards (no key needed).
-  serveApiDocs(app);
+  const contract = buildOpenApiDocument(app);
+  serveApiDocs(app, contract);
+  // The MCP tools' descriptions and schemas are the contract's (src/mcp).
+  app.get(McpEndpoint).describe(contract);
   return app;
 }

@@ -131,6 +131,23 @@ describe('the TypeScript client against the server', () => {
     expect(leads.map((lead) => lead.intentScore)).toEqual([70, 50]);
   });
 
+  it('the lists and iterators send the filters, several values comma-separated', async () => {
+    const { client } = recordingClient(t, { apiKey: key, baseUrl });
+    const page = await client.listCompanies({ minIntentScore: 60, intentLevel: ['warm', 'hot'] });
+    const expected = await getWithKey(
+      t.app,
+      '/v1/companies?minIntentScore=60&intentLevel=warm,hot',
+      key,
+    );
+    expect(page).toStrictEqual(expected.body);
+    expect(page.data.map((company) => company.intentScore)).toEqual([90, 70]);
+    const leads = [];
+    for await (const lead of client.leads({ minIntentScore: 70, status: ['new'] })) {
+      leads.push(lead);
+    }
+    expect(leads.map((lead) => lead.intentScore)).toEqual([90, 70]);
+  });
+
   it('getCompany() and getLead() return the item as the API does', async () => {
     const { client, statuses } = recordingClient(t, { apiKey: key, baseUrl });
     const [company] = (await getWithKey(t.app, '/v1/companies', key)).body.data;

@@ -4,8 +4,7 @@ import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key';
 import { ApiKeysService } from '../src/auth/api-keys.service';
 import { CompaniesService } from '../src/companies/companies.service';
-import { COMPANY_PAGE_SQL } from '../src/companies/companies.sql';
-import { sizedListSql } from '../src/items/list-page';
+import { COMPANY_LIST } from '../src/companies/companies.sql';
 import { LeadsService } from '../src/leads/leads.service';
 import { createTestApp, type TestApp } from './support/app';
 import { createTestDatabase, type TestDatabase, waitForLockWaiter } from './support/database';
@@ -333,7 +332,7 @@ describe('503', () => {
     const query = pool.query.bind(pool);
     jest.spyOn(pool, 'query').mockImplementation((sql, values) =>
       // The list's statement as the service runs it: sized (items/body-budget.ts).
-      sql === sizedListSql(COMPANY_PAGE_SQL) ? Promise.reject(timedOut) : query(sql, values),
+      sql === COMPANY_LIST.text([]).sized ? Promise.reject(timedOut) : query(sql, values),
     );
 
     const response = await get('/v1/companies');

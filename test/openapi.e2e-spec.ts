@@ -284,7 +284,10 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it.each(['/v1/companies', '/v1/leads'])('gives %s the same limit, offset and since', (path) => {
+  it.each([
+    ['/v1/companies', ['intentLevel', 'crmStatus', 'minIntentScore', 'country']],
+    ['/v1/leads', ['intentLevel', 'status', 'minIntentScore', 'assignedToId']],
+  ])('gives %s the same limit, offset and since, then its filters', (path, filters) => {
     const parameters = operation(path).parameters as ParameterObject[];
     expect(
       parameters.map((p) => `${p.in} ${p.name} ${p.required ? 'required' : 'optional'}`),
@@ -292,8 +295,16 @@ describe('the OpenAPI document', () => {
       'query limit optional',
       'query offset optional',
       'query since optional',
+      ...filters.map((name) => `query ${name} optional`),
       'header X-Request-Id optional',
     ]);
+    // Several values of an enumeration's filter: one parameter, comma-separated.
+    const intentLevel = parameters.find((p) => p.name === 'intentLevel');
+    expect(intentLevel).toMatchObject({
+      style: 'form',
+      explode: false,
+      schema: { type: 'array', items: { enum: ['hot', 'warm', 'cold'] } },
+    });
     expect(parameters.slice(0, 3).map((p) => summary(p.schema as Schema))).toEqual([
       'integer 1..200 = 50',
       'integer 0..9007199254740991 = 0',

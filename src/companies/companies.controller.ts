@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { Workspace, type AuthenticatedWorkspace } from '../auth/workspace.decorator';
 import { ChangesQueryDto } from '../changes/changes-query.dto';
 import { JsonRead } from '../http/json-read.decorator';
-import { ListQueryDto } from '../http/list-query.dto';
+import { CompanyListQueryDto } from './dto/company-list-query.dto';
 import { NoQueryDto } from '../http/no-query.dto';
 import { COMPANY_CHANGES, GET_COMPANY, LIST_COMPANIES } from './companies.operations';
 import { CompaniesService } from './companies.service';
@@ -16,7 +16,10 @@ export class CompaniesController {
   constructor(private readonly companies: CompaniesService) {}
 
   @JsonRead(undefined, LIST_COMPANIES)
-  listCompanies(@Workspace() workspace: AuthenticatedWorkspace, @Query() query: ListQueryDto) {
+  listCompanies(
+    @Workspace() workspace: AuthenticatedWorkspace,
+    @Query() query: CompanyListQueryDto,
+  ) {
     return this.companies.list(workspace.id, query);
   }
 

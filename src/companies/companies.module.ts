@@ -8,5 +8,7 @@ import { CompaniesService } from './companies.service';
   imports: [ChangesModule, ItemsModule],
   controllers: [CompaniesController],
   providers: [CompaniesService],
+  // The MCP tools call the same service (src/mcp).
+  exports: [CompaniesService],
 })
 export class CompaniesModule {}

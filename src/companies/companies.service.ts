@@ -3,12 +3,12 @@ import { ChangeCursors } from '../changes/change-cursor';
 import { type ChangePage, changeFeedPage, itemById } from '../changes/change-feed';
 import type { ChangesQueryDto } from '../changes/changes-query.dto';
 import type { JsonText } from '../http/json-text';
-import type { ListQueryDto } from '../http/list-query.dto';
+import type { CompanyListQueryDto } from './dto/company-list-query.dto';
 import { BodyBudget } from '../items/body-budget';
 import { listPage } from '../items/list-page';
 import type { Page } from '../items/page';
 import { Database } from '../database/database';
-import { COMPANY_CHANGES_SQL, COMPANY_PAGE_SQL, COMPANY_SQL } from './companies.sql';
+import { COMPANY_CHANGES_SQL, COMPANY_LIST, COMPANY_SQL } from './companies.sql';
 import type { ItemDeletedDto } from '../changes/dto/change.dto';
 import type { CompanyUpsertedDto } from './dto/company-change-page.dto';
 import type { CompanyDto } from './dto/company.dto';
@@ -22,8 +22,8 @@ export class CompaniesService {
   ) {}
 
   /** A page of the workspace's companies, hottest first, ties by id so that paging is stable. */
-  list(workspaceId: string, query: ListQueryDto): Promise<JsonText<Page<CompanyDto>>> {
-    return listPage(this.database.forWorkspace(workspaceId), COMPANY_PAGE_SQL, workspaceId, query, {
+  list(workspaceId: string, query: CompanyListQueryDto): Promise<JsonText<Page<CompanyDto>>> {
+    return listPage(this.database.forWorkspace(workspaceId), COMPANY_LIST, workspaceId, query, {
       budget: this.bodies,
       key: `companies:${workspaceId}`,
     });

@@ -1,8 +1,8 @@
 import { changeFeedSql } from '../changes/change-feed-sql';
 import { itemSql, type ItemSelect } from '../items/item-sql';
 import { selectList } from '../items/fields';
-import { listPageSql } from '../items/list-page-sql';
-import { COMPANY_FIELDS, CONTACT_FIELDS } from './company.fields';
+import { ListStatements } from '../items/list-page';
+import { COMPANY_FIELDS, COMPANY_FILTERS, CONTACT_FIELDS } from './company.fields';
 
 /** One company as the API shows it, contacts included: lists, feed and single reads alike. */
 export const COMPANY_ITEM: ItemSelect = {
@@ -19,12 +19,18 @@ export const COMPANY_ITEM: ItemSelect = {
 };
 
 /** A page of companies with their contacts, and its total, as the response's JSON text. */
-export const COMPANY_PAGE_SQL = listPageSql({
-  ...COMPANY_ITEM,
-  sinceColumn: 'last_seen',
-  countTable: 'company_day_counts',
-  countColumn: 'companies',
-});
+export const COMPANY_LIST = new ListStatements(
+  {
+    ...COMPANY_ITEM,
+    sinceColumn: 'last_seen',
+    countTable: 'company_day_counts',
+    countColumn: 'companies',
+  },
+  COMPANY_FILTERS,
+);
+
+/** The companies list without filters. */
+export const COMPANY_PAGE_SQL = COMPANY_LIST.unfiltered;
 
 /** One company of the workspace, or no row. */
 export const COMPANY_SQL = itemSql(COMPANY_ITEM);

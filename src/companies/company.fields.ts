@@ -1,4 +1,5 @@
 import { count, dateTime, ID_MAX_LENGTH, nullableText, oneOf, score, text } from '../items/fields';
+import { anyOf, atLeast, equals } from '../items/filters';
 import { CrmStatus, IntentLevel, Seniority } from '../generated/prisma/enums';
 
 /*
@@ -98,6 +99,14 @@ export const COMPANY_FIELDS = {
     description: 'Last visit. The `since` parameter of the companies list filters on it.',
     example: '2026-03-01T09:30:00.000Z',
   }),
+};
+
+/** The filters of the companies list (items/filters.ts), each on one of the fields above. */
+export const COMPANY_FILTERS = {
+  intentLevel: anyOf(COMPANY_FIELDS, 'intentLevel'),
+  crmStatus: anyOf(COMPANY_FIELDS, 'crmStatus'),
+  minIntentScore: atLeast(COMPANY_FIELDS, 'intentScore'),
+  country: equals(COMPANY_FIELDS, 'country'),
 };
 
 export const CONTACT_FIELDS = {

@@ -118,6 +118,16 @@ export class Environment {
   @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
 
+  // The browser origins whose requests POST /mcp serves (docs/agents.md), comma-separated, each
+  // `scheme://host[:port]` exactly as browsers send it. Unset: none; a request without `Origin`
+  // (agents run server-side) is always served, one with another origin is refused with 403.
+  @IsOptional()
+  @Matches(/^(?:https?:\/\/[^\s,/]+)(?:,https?:\/\/[^\s,/]+)*$/, {
+    message:
+      'MCP_ALLOWED_ORIGINS must be a comma-separated list of origins such as https://app.example.com',
+  })
+  MCP_ALLOWED_ORIGINS?: string;
+
   // The proxies whose X-Forwarded-For is believed (see trust-proxy.ts); unset: none.
   @IsOptional()
   @IsTrustProxy()

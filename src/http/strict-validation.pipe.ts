@@ -1,4 +1,20 @@
-import { type ArgumentMetadata, BadRequestException, ValidationPipe } from '@nestjs/common';
+import {
+  type ArgumentMetadata,
+  BadRequestException,
+  ValidationPipe,
+  type ValidationPipeOptions,
+} from '@nestjs/common';
+
+/**
+ * How every parameter of the API is validated: the global pipe's options (app.module.ts), and the
+ * MCP tools' (src/mcp), which validate their arguments as the same queries.
+ */
+export const VALIDATION_OPTIONS: ValidationPipeOptions = {
+  transform: true,
+  whitelist: true,
+  forbidNonWhitelisted: true,
+  stopAtFirstError: true,
+};
 
 // Deleted by ValidationPipe itself before anything else, against prototype pollution.
 const STRIPPED_NAMES = ['__proto__', 'prototype', 'constructor'];

@@ -17,9 +17,15 @@ import { itemJsonSql, type ItemSelect } from './item-sql';
  * - PostgreSQL writes the JSON (compact: row_to_json and array_to_json), so the service sends the
  *   bytes it gets instead of building and serializing objects.
  *
- * Parameters: $1 workspace id, $2 since (timestamptz or null), $3 limit, $4 offset. Values are
- * always bound, never spliced into the text. The benchmark's bare server and pgbench run this same
- * text.
+ * - With filters (filters.ts), `total` is a count of the matching rows instead: the per-day
+ *   counts know nothing of the filtered columns. The covering filter index (migration
+ *   20261129000000_list_filters) holds every filtered column, so the count, like the page's ids,
+ *   reads the index alone; a `minIntentScore` bounds the range read, since the index starts with
+ *   the score.
+ *
+ * Parameters: $1 workspace id, $2 since (timestamptz or null), $3 limit, $4 offset, then the
+ * given filters' values in their declaration's order. Values are always bound, never spliced into
+ * the text. The benchmark's bare server and pgbench run the unfiltered text.
  */
 export interface ListPageSql extends ItemSelect {
   /** The timestamp column `since` filters on, counted per day in `countTable`. */
@@ -28,20 +34,27 @@ export interface ListPageSql extends ItemSelect {
   countColumn: string;
 }
 
-export function listPageSql(list: ListPageSql): string {
+export function listPageSql(list: ListPageSql, filterConditions: string[] = []): string {
   const { table, sinceColumn, countTable, countColumn } = list;
-  const matching = `workspace_id = $1 AND ($2::timestamptz IS NULL OR ${sinceColumn} >= $2)`;
+  const matching = [
+    `workspace_id = $1 AND ($2::timestamptz IS NULL OR ${sinceColumn} >= $2)`,
+    ...filterConditions,
+  ].join(' AND ');
   // Skipping $4 rows from the top costs as much as skipping total - $4 - $3 from the bottom
   // costs the other way: a page in the lower half is read backwards from the end of the index.
   const fromTheTop = '2 * $4::bigint + $3 <= (SELECT n FROM total)';
-  return `WITH total AS (
-  SELECT (
+  const total =
+    filterConditions.length > 0
+      ? `SELECT count(*)::bigint AS n FROM ${table} WHERE ${matching}`
+      : `SELECT (
     (SELECT coalesce(sum(${countColumn}), 0) FROM ${countTable}
       WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR day > count_day($2)))
     + (SELECT count(*) FROM ${table}
       WHERE $2::timestamptz IS NOT NULL AND workspace_id = $1
         AND ${sinceColumn} >= $2 AND ${sinceColumn} < count_day($2) + interval '24 hours')
-  )::bigint AS n
+  )::bigint AS n`;
+  return `WITH total AS (
+  ${total}
 ), page AS (
   -- The outer LIMIT changes no result: it tells the planner a page is small (the second branch's
   -- own LIMIT is only known when it runs), so the page's rows are fetched by id, not hashed.

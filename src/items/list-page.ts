@@ -2,6 +2,8 @@ import type { Queryable } from '../database/queryable';
 import { type JsonText, jsonText } from '../http/json-text';
 import type { ListQueryDto } from '../http/list-query.dto';
 import { type BodyBudget, sizedSql } from './body-budget';
+import { type Filters, filterCondition, givenFilters } from './filters';
+import { listPageSql, type ListPageSql } from './list-page-sql';
 
 /** Where a large body's heap is reserved (body-budget.ts), and under which key it is remembered. */
 export interface BodyRoom {
@@ -9,42 +11,65 @@ export interface BodyRoom {
   key: string;
 }
 
-const sized = new Map<string, string>();
+/**
+ * A list's statements (list-page-sql.ts): the unfiltered one, and one per combination of the
+ * filters a request gives, each written once and kept (4 filters: at most 16 texts), so that the
+ * planner sees only the conditions that apply.
+ */
+export class ListStatements {
+  /** The statement without filters: the benchmark's bare server and pgbench run it too. */
+  readonly unfiltered: string;
+  private readonly texts = new Map<string, { plain: string; sized: string }>();
 
-/** A list statement run sized: its body only up to a cap ($5, bytes, or null: any size). */
-export function sizedListSql(sql: string): string {
-  let text = sized.get(sql);
-  if (text === undefined) {
-    text = sizedSql(sql, 'body', [], 5);
-    sized.set(sql, text);
+  constructor(
+    private readonly select: ListPageSql,
+    readonly filters: Filters,
+  ) {
+    this.unfiltered = listPageSql(select);
   }
-  return text;
+
+  /**
+   * The statement for these filters (named in declaration order), plain and sized: the sized one
+   * returns the body only up to a cap, bytes or null for any size, bound after the filters.
+   */
+  text(filterNames: string[]): { plain: string; sized: string } {
+    const key = filterNames.join(',');
+    let text = this.texts.get(key);
+    if (text === undefined) {
+      const conditions = filterNames.map((name, i) => filterCondition(this.filters[name], 5 + i));
+      const plain =
+        conditions.length === 0 ? this.unfiltered : listPageSql(this.select, conditions);
+      text = { plain, sized: sizedSql(plain, 'body', [], 5 + conditions.length) };
+      this.texts.set(key, text);
+    }
+    return text;
+  }
 }
 
 /**
- * Runs a list's statement (list-page-sql.ts): the response body as PostgreSQL wrote it. With
+ * Runs a list's statement for the query's filters: the response body as PostgreSQL wrote it. With
  * `room`, sized: a large body is read only once its heap is reserved (body-budget.ts).
  */
 export async function listPage<T>(
   database: Queryable,
-  sql: string,
+  list: ListStatements,
   workspaceId: string,
-  { since, limit, offset }: ListQueryDto,
+  query: ListQueryDto,
   room?: BodyRoom,
 ): Promise<JsonText<T>> {
-  const values = [workspaceId, since ?? null, limit, offset];
+  const { since, limit, offset } = query;
+  const filters = givenFilters(list.filters, query as unknown as Record<string, unknown>);
+  const sql = list.text(filters.names);
+  const values = [workspaceId, since ?? null, limit, offset, ...filters.values];
   if (room === undefined) {
-    const [row] = await database.query<{ body: string }>(sql, values);
+    const [row] = await database.query<{ body: string }>(sql.plain, values);
     return jsonText<T>(row.body);
   }
   const row = await room.budget.read(
     room.key,
     async (cap) =>
       (
-        await database.query<{ body: string | null; bytes: number }>(sizedListSql(sql), [
-          ...values,
-          cap,
-        ])
+        await database.query<{ body: string | null; bytes: number }>(sql.sized, [...values, cap])
       )[0],
     (found) => found.body,
   );

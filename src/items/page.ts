@@ -17,7 +17,7 @@ export abstract class PageDto {
   @ApiProperty({
     type: 'integer',
     minimum: 0,
-    description: 'Items matching the filter, across all pages.',
+    description: 'Items matching the filters (`since` and the list filters), across all pages.',
     example: 1,
   })
   total!: number;

@@ -1,3 +1,4 @@
+import { anyOf, atLeast, equals } from '../items/filters';
 import {
   dateTime,
   ID_MAX_LENGTH,
@@ -64,4 +65,12 @@ export const LEAD_FIELDS = {
     description: 'Identifier of the user the lead is assigned to, or null (always present).',
     example: null,
   }),
+};
+
+/** The filters of the leads list (items/filters.ts), each on one of the fields above. */
+export const LEAD_FILTERS = {
+  intentLevel: anyOf(LEAD_FIELDS, 'intentLevel'),
+  status: anyOf(LEAD_FIELDS, 'status'),
+  minIntentScore: atLeast(LEAD_FIELDS, 'intentScore'),
+  assignedToId: equals(LEAD_FIELDS, 'assignedToId'),
 };

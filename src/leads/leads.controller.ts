@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { Workspace, type AuthenticatedWorkspace } from '../auth/workspace.decorator';
 import { ChangesQueryDto } from '../changes/changes-query.dto';
 import { JsonRead } from '../http/json-read.decorator';
-import { ListQueryDto } from '../http/list-query.dto';
+import { LeadListQueryDto } from './dto/lead-list-query.dto';
 import { NoQueryDto } from '../http/no-query.dto';
 import { GET_LEAD, LEAD_CHANGES, LIST_LEADS } from './leads.operations';
 import { LeadsService } from './leads.service';
@@ -16,7 +16,7 @@ export class LeadsController {
   constructor(private readonly leads: LeadsService) {}
 
   @JsonRead(undefined, LIST_LEADS)
-  listLeads(@Workspace() workspace: AuthenticatedWorkspace, @Query() query: ListQueryDto) {
+  listLeads(@Workspace() workspace: AuthenticatedWorkspace, @Query() query: LeadListQueryDto) {
     return this.leads.list(workspace.id, query);
   }
 

@@ -8,5 +8,7 @@ import { LeadsService } from './leads.service';
   imports: [ChangesModule, ItemsModule],
   controllers: [LeadsController],
   providers: [LeadsService],
+  // The MCP tools call the same service (src/mcp).
+  exports: [LeadsService],
 })
 export class LeadsModule {}

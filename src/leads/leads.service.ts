@@ -3,7 +3,7 @@ import { ChangeCursors } from '../changes/change-cursor';
 import { type ChangePage, changeFeedPage, itemById } from '../changes/change-feed';
 import type { ChangesQueryDto } from '../changes/changes-query.dto';
 import type { JsonText } from '../http/json-text';
-import type { ListQueryDto } from '../http/list-query.dto';
+import type { LeadListQueryDto } from './dto/lead-list-query.dto';
 import { BodyBudget } from '../items/body-budget';
 import { listPage } from '../items/list-page';
 import type { Page } from '../items/page';
@@ -11,7 +11,7 @@ import { Database } from '../database/database';
 import type { ItemDeletedDto } from '../changes/dto/change.dto';
 import type { LeadUpsertedDto } from './dto/lead-change-page.dto';
 import type { LeadDto } from './dto/lead.dto';
-import { LEAD_CHANGES_SQL, LEAD_PAGE_SQL, LEAD_SQL } from './leads.sql';
+import { LEAD_CHANGES_SQL, LEAD_LIST, LEAD_SQL } from './leads.sql';
 
 @Injectable()
 export class LeadsService {
@@ -22,8 +22,8 @@ export class LeadsService {
   ) {}
 
   /** A page of the workspace's leads, hottest first, ties by id so that paging is stable. */
-  list(workspaceId: string, query: ListQueryDto): Promise<JsonText<Page<LeadDto>>> {
-    return listPage(this.database.forWorkspace(workspaceId), LEAD_PAGE_SQL, workspaceId, query, {
+  list(workspaceId: string, query: LeadListQueryDto): Promise<JsonText<Page<LeadDto>>> {
+    return listPage(this.database.forWorkspace(workspaceId), LEAD_LIST, workspaceId, query, {
       budget: this.bodies,
       key: `leads:${workspaceId}`,
     });

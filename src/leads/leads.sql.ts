@@ -1,8 +1,8 @@
 import { changeFeedSql } from '../changes/change-feed-sql';
 import { itemSql, type ItemSelect } from '../items/item-sql';
 import { selectList } from '../items/fields';
-import { listPageSql } from '../items/list-page-sql';
-import { LEAD_FIELDS } from './lead.fields';
+import { ListStatements } from '../items/list-page';
+import { LEAD_FIELDS, LEAD_FILTERS } from './lead.fields';
 
 /** One lead as the API shows it, with its company's current name. */
 export const LEAD_ITEM: ItemSelect = {
@@ -13,12 +13,18 @@ export const LEAD_ITEM: ItemSelect = {
 };
 
 /** A page of leads, each with its company's current name, and its total, as JSON text. */
-export const LEAD_PAGE_SQL = listPageSql({
-  ...LEAD_ITEM,
-  sinceColumn: 'created_at',
-  countTable: 'lead_day_counts',
-  countColumn: 'leads',
-});
+export const LEAD_LIST = new ListStatements(
+  {
+    ...LEAD_ITEM,
+    sinceColumn: 'created_at',
+    countTable: 'lead_day_counts',
+    countColumn: 'leads',
+  },
+  LEAD_FILTERS,
+);
+
+/** The leads list without filters. */
+export const LEAD_PAGE_SQL = LEAD_LIST.unfiltered;
 
 /** One lead of the workspace, or no row. */
 export const LEAD_SQL = itemSql(LEAD_ITEM);

@@ -59,10 +59,10 @@ export function serializeOpenApiDocument(document: OpenAPIObject): string {
  * installed (response headers) but before Nest's guards, so they need no key and are outside the
  * rate limit; any other path still ends in Nest's 404 envelope.
  */
-export function serveApiDocs(app: NestExpressApplication): void {
+export function serveApiDocs(app: NestExpressApplication, document: OpenAPIObject): void {
   app.use(DOCS_PATH, serveOnlyThePage);
   // DOCS_PATH: the path whose Content-Security-Policy lets Swagger UI's page run.
-  SwaggerModule.setup(DOCS_PATH, app, buildOpenApiDocument(app), {
+  SwaggerModule.setup(DOCS_PATH, app, document, {
     jsonDocumentUrl: 'v1/openapi.json',
     raw: ['json'],
     customSiteTitle: 'Visitor read API v1',

@@ -55,6 +55,55 @@ SELECT CASE WHEN $5::bigint IS NULL OR octet_length(body) <= $5::bigint
   octet_length(body) AS bytes
 FROM sized;
 
+-- COMPANY_PAGE_SQL, every filter given (src/companies/companies.sql.ts)
+-- GET /v1/companies with every filter (items/filters.ts): the same, the filters' values bound from $5 in their declaration's order, the largest body after them. Fewer filters drop their conditions and parameters.
+WITH sized AS MATERIALIZED (
+WITH total AS (
+  SELECT count(*)::bigint AS n FROM companies WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR last_seen >= $2) AND intent_level = ANY($5::"IntentLevel"[]) AND crm_status = ANY($6::"CrmStatus"[]) AND intent_score >= $7::float8 AND country = $8::text
+), page AS (
+  -- The outer LIMIT changes no result: it tells the planner a page is small (the second branch's
+  -- own LIMIT is only known when it runs), so the page's rows are fetched by id, not hashed.
+  SELECT * FROM (
+  (SELECT id, intent_score FROM companies
+    WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR last_seen >= $2) AND intent_level = ANY($5::"IntentLevel"[]) AND crm_status = ANY($6::"CrmStatus"[]) AND intent_score >= $7::float8 AND country = $8::text AND 2 * $4::bigint + $3 <= (SELECT n FROM total)
+    ORDER BY intent_score DESC, id
+    LIMIT $3 OFFSET $4)
+  UNION ALL
+  (SELECT id, intent_score FROM companies
+    WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR last_seen >= $2) AND intent_level = ANY($5::"IntentLevel"[]) AND crm_status = ANY($6::"CrmStatus"[]) AND intent_score >= $7::float8 AND country = $8::text AND NOT (2 * $4::bigint + $3 <= (SELECT n FROM total))
+    ORDER BY intent_score, id DESC
+    LIMIT greatest(least($3, (SELECT n FROM total) - $4::bigint), 0)
+    OFFSET greatest((SELECT n FROM total) - $4::bigint - $3, 0))
+  ) both_ends LIMIT $3
+)
+SELECT row_to_json(envelope)::text AS body FROM (
+  SELECT
+    (SELECT n FROM total) AS total,
+    $3::integer AS "limit",
+    $4::bigint AS "offset",
+    coalesce(
+      (SELECT array_to_json(array_agg((SELECT row_to_json(item) FROM companies row 
+    CROSS JOIN LATERAL (SELECT row.id AS "id", row.name AS "name", row.domain AS "domain", row.industry AS "industry", row.size AS "size", row.country AS "country", row.city AS "city", row.revenue AS "revenue", row.siren AS "siren", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.icp_score AS "icpScore", row.commercial_score AS "commercialScore", row.crm_status AS "crmStatus", row.visits_count AS "visitsCount", to_char(row.first_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "firstSeen", to_char(row.last_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "lastSeen",
+    coalesce(
+      (SELECT array_to_json(array_agg(contact ORDER BY contact.seniority, contact.name, contact.id))
+        FROM (SELECT contact_row.id AS "id", contact_row.name AS "name", contact_row.job_title AS "jobTitle", contact_row.email AS "email", contact_row.phone AS "phone", contact_row.linkedin AS "linkedin", contact_row.seniority AS "seniority"
+          FROM contacts contact_row
+          WHERE contact_row.company_id = row.id AND contact_row.workspace_id = row.workspace_id
+        ) contact),
+      '[]'
+    ) AS contacts) item
+    WHERE row.workspace_id = $1 AND row.id = page.id)
+          ORDER BY page.intent_score DESC, page.id))
+        FROM page),
+      '[]'
+    ) AS data
+) envelope
+)
+SELECT CASE WHEN $9::bigint IS NULL OR octet_length(body) <= $9::bigint
+    THEN body END AS body,
+  octet_length(body) AS bytes
+FROM sized;
+
 -- COMPANY_SQL (src/companies/companies.sql.ts)
 -- GET /v1/companies/{id}. $1 workspace, $2 id.
 SELECT body FROM (SELECT (SELECT row_to_json(item) FROM companies row 

@@ -47,6 +47,47 @@ SELECT CASE WHEN $5::bigint IS NULL OR octet_length(body) <= $5::bigint
   octet_length(body) AS bytes
 FROM sized;
 
+-- LEAD_PAGE_SQL, every filter given (src/leads/leads.sql.ts)
+-- GET /v1/leads with every filter (items/filters.ts): the same, the filters' values bound from $5 in their declaration's order, the largest body after them. Fewer filters drop their conditions and parameters.
+WITH sized AS MATERIALIZED (
+WITH total AS (
+  SELECT count(*)::bigint AS n FROM leads WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR created_at >= $2) AND intent_level = ANY($5::"IntentLevel"[]) AND status = ANY($6::"LeadStatus"[]) AND intent_score >= $7::float8 AND assigned_to_id = $8::text
+), page AS (
+  -- The outer LIMIT changes no result: it tells the planner a page is small (the second branch's
+  -- own LIMIT is only known when it runs), so the page's rows are fetched by id, not hashed.
+  SELECT * FROM (
+  (SELECT id, intent_score FROM leads
+    WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR created_at >= $2) AND intent_level = ANY($5::"IntentLevel"[]) AND status = ANY($6::"LeadStatus"[]) AND intent_score >= $7::float8 AND assigned_to_id = $8::text AND 2 * $4::bigint + $3 <= (SELECT n FROM total)
+    ORDER BY intent_score DESC, id
+    LIMIT $3 OFFSET $4)
+  UNION ALL
+  (SELECT id, intent_score FROM leads
+    WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR created_at >= $2) AND intent_level = ANY($5::"IntentLevel"[]) AND status = ANY($6::"LeadStatus"[]) AND intent_score >= $7::float8 AND assigned_to_id = $8::text AND NOT (2 * $4::bigint + $3 <= (SELECT n FROM total))
+    ORDER BY intent_score, id DESC
+    LIMIT greatest(least($3, (SELECT n FROM total) - $4::bigint), 0)
+    OFFSET greatest((SELECT n FROM total) - $4::bigint - $3, 0))
+  ) both_ends LIMIT $3
+)
+SELECT row_to_json(envelope)::text AS body FROM (
+  SELECT
+    (SELECT n FROM total) AS total,
+    $3::integer AS "limit",
+    $4::bigint AS "offset",
+    coalesce(
+      (SELECT array_to_json(array_agg((SELECT row_to_json(item) FROM leads row JOIN companies company ON company.id = row.company_id AND company.workspace_id = row.workspace_id
+    CROSS JOIN LATERAL (SELECT row.id AS "id", row.company_id AS "companyId", company.name AS "companyName", row.contact_name AS "contactName", row.contact_title AS "contactTitle", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.signal AS "signal", row.recommended_action AS "recommendedAction", row.status AS "status", to_char(row.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", row.contact_email AS "contactEmail", row.assigned_to_id AS "assignedToId") item
+    WHERE row.workspace_id = $1 AND row.id = page.id)
+          ORDER BY page.intent_score DESC, page.id))
+        FROM page),
+      '[]'
+    ) AS data
+) envelope
+)
+SELECT CASE WHEN $9::bigint IS NULL OR octet_length(body) <= $9::bigint
+    THEN body END AS body,
+  octet_length(body) AS bytes
+FROM sized;
+
 -- LEAD_SQL (src/leads/leads.sql.ts)
 -- GET /v1/leads/{id}. $1 workspace, $2 id.
 SELECT body FROM (SELECT (SELECT row_to_json(item) FROM leads row JOIN companies company ON company.id = row.company_id AND company.workspace_id = row.workspace_id

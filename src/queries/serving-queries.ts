@@ -1,8 +1,7 @@
 import { API_KEY_BY_HASH_SQL, API_KEY_RECORD_USE_SQL } from '../auth/api-keys.sql';
-import { COMPANY_CHANGES_SQL, COMPANY_PAGE_SQL, COMPANY_SQL } from '../companies/companies.sql';
+import { COMPANY_CHANGES_SQL, COMPANY_LIST, COMPANY_SQL } from '../companies/companies.sql';
 import { sizedFeedSql } from '../changes/change-feed';
-import { sizedListSql } from '../items/list-page';
-import { LEAD_CHANGES_SQL, LEAD_PAGE_SQL, LEAD_SQL } from '../leads/leads.sql';
+import { LEAD_CHANGES_SQL, LEAD_LIST, LEAD_SQL } from '../leads/leads.sql';
 
 /** A statement of the serving path, as its module exports it. */
 interface ServingQuery {
@@ -39,7 +38,16 @@ export const SERVING_QUERIES: Record<string, ServingQuery[]> = {
       what:
         'GET /v1/companies, sized (items/body-budget.ts). $1 workspace, $2 since, $3 limit, ' +
         '$4 offset, $5 the largest body returned (bytes; null: any).',
-      sql: sizedListSql(COMPANY_PAGE_SQL),
+      sql: COMPANY_LIST.text([]).sized,
+    },
+    {
+      name: 'COMPANY_PAGE_SQL, every filter given',
+      source: 'src/companies/companies.sql.ts',
+      what:
+        "GET /v1/companies with every filter (items/filters.ts): the same, the filters' values " +
+        "bound from $5 in their declaration's order, the largest body after them. Fewer filters " +
+        'drop their conditions and parameters.',
+      sql: COMPANY_LIST.text(Object.keys(COMPANY_LIST.filters)).sized,
     },
     {
       name: 'COMPANY_SQL',
@@ -63,7 +71,16 @@ export const SERVING_QUERIES: Record<string, ServingQuery[]> = {
       what:
         'GET /v1/leads, sized (items/body-budget.ts). $1 workspace, $2 since, $3 limit, ' +
         '$4 offset, $5 the largest body returned (bytes; null: any).',
-      sql: sizedListSql(LEAD_PAGE_SQL),
+      sql: LEAD_LIST.text([]).sized,
+    },
+    {
+      name: 'LEAD_PAGE_SQL, every filter given',
+      source: 'src/leads/leads.sql.ts',
+      what:
+        "GET /v1/leads with every filter (items/filters.ts): the same, the filters' values " +
+        "bound from $5 in their declaration's order, the largest body after them. Fewer filters " +
+        'drop their conditions and parameters.',
+      sql: LEAD_LIST.text(Object.keys(LEAD_LIST.filters)).sized,
     },
     {
       name: 'LEAD_SQL',

@@ -11,7 +11,8 @@ import type {
   Lead,
   LeadChangePage,
   LeadPage,
-  ListParams,
+  CompanyListParams,
+  LeadListParams,
   Workspace,
 } from './types.js';
 
@@ -48,7 +49,7 @@ export const CHANGES_PAGE_SIZE = 1000;
 const MAX_HELD_BACK_WAITS = 10;
 
 /** A query's parameters: only those given are sent (the API refuses an empty one with a 400). */
-type Query = Record<string, string | number | Date | undefined>;
+type Query = Record<string, string | number | Date | readonly string[] | undefined>;
 
 /** The compressions the client accepts; the service prefers br when both are. */
 const ACCEPT_ENCODING = 'br, gzip';
@@ -94,13 +95,19 @@ export class Client {
     return this.get<Workspace>('/v1/me', {});
   }
 
-  /** One page of companies, `intentScore` descending; `since` keeps `lastSeen >= since`. */
-  listCompanies(params: ListParams = {}): Promise<CompanyPage> {
+  /**
+   * One page of companies, `intentScore` descending; `since` keeps `lastSeen >= since`; the
+   * filters (`intentLevel: ['hot']`, `crmStatus`, `minIntentScore`, `country`) combine with AND.
+   */
+  listCompanies(params: CompanyListParams = {}): Promise<CompanyPage> {
     return this.get<CompanyPage>('/v1/companies', params);
   }
 
-  /** One page of leads, `intentScore` descending; `since` keeps `createdAt >= since`. */
-  listLeads(params: ListParams = {}): Promise<LeadPage> {
+  /**
+   * One page of leads, `intentScore` descending; `since` keeps `createdAt >= since`; the filters
+   * (`intentLevel`, `status`, `minIntentScore`, `assignedToId`) combine with AND.
+   */
+  listLeads(params: LeadListParams = {}): Promise<LeadPage> {
     return this.get<LeadPage>('/v1/leads', params);
   }
 
@@ -145,22 +152,25 @@ export class Client {
     return this.follow((params) => this.listLeadChanges(params), options);
   }
 
-  /** Every company (seen at or after `since`), page after page of 200. */
-  companies(options: { since?: Date | string } = {}): AsyncGenerator<Company, void, undefined> {
-    return this.everything((params) => this.listCompanies(params), options.since);
+  /** Every company (seen at or after `since`, passing the filters), page after page of 200. */
+  companies(
+    options: Omit<CompanyListParams, 'limit' | 'offset'> = {},
+  ): AsyncGenerator<Company, void, undefined> {
+    return this.everything((params) => this.listCompanies({ ...params, ...options }));
   }
 
-  /** Every lead (created at or after `since`), page after page of 200. */
-  leads(options: { since?: Date | string } = {}): AsyncGenerator<Lead, void, undefined> {
-    return this.everything((params) => this.listLeads(params), options.since);
+  /** Every lead (created at or after `since`, passing the filters), page after page of 200. */
+  leads(
+    options: Omit<LeadListParams, 'limit' | 'offset'> = {},
+  ): AsyncGenerator<Lead, void, undefined> {
+    return this.everything((params) => this.listLeads({ ...params, ...options }));
   }
 
   private async *everything<T>(
-    list: (params: ListParams) => Promise<{ total: number; data: T[] }>,
-    since: Date | string | undefined,
+    list: (page: { limit: number; offset: number }) => Promise<{ total: number; data: T[] }>,
   ): AsyncGenerator<T, void, undefined> {
     for (let offset = 0; ; offset += PAGE_SIZE) {
-      const page = await list({ limit: PAGE_SIZE, offset, since });
+      const page = await list({ limit: PAGE_SIZE, offset });
       yield* page.data;
       // A short page is the last; `total` saves the empty request after a last page that is full.
       if (page.data.length < PAGE_SIZE || offset + PAGE_SIZE >= page.total) return;
@@ -269,7 +279,14 @@ export class Client {
     // Only the parameters given: the API refuses an unknown or empty one with a 400.
     for (const [name, value] of Object.entries(params)) {
       if (value === undefined) continue;
-      url.searchParams.set(name, value instanceof Date ? value.toISOString() : String(value));
+      // Several values of a filter: comma-separated, as the API documents them.
+      const text =
+        value instanceof Date
+          ? value.toISOString()
+          : Array.isArray(value)
+            ? value.join(',')
+            : String(value);
+      url.searchParams.set(name, text);
     }
     return url.toString();
   }

@@ -30,6 +30,8 @@ export type {
   LeadPage,
   LeadUpsert,
   ListParams,
+  CompanyListParams,
+  LeadListParams,
   Workspace,
 } from './types.js';
 export {

@@ -309,7 +309,7 @@ export interface components {
         };
         CompanyPageDto: {
             /**
-             * @description Items matching the filter, across all pages.
+             * @description Items matching the filters (`since` and the list filters), across all pages.
              * @example 1
              */
             total: number;
@@ -432,7 +432,7 @@ export interface components {
         };
         LeadPageDto: {
             /**
-             * @description Items matching the filter, across all pages.
+             * @description Items matching the filters (`since` and the list filters), across all pages.
              * @example 1
              */
             total: number;
@@ -709,6 +709,14 @@ export interface operations {
                 offset?: number;
                 /** @description Keeps the items at or after this instant (inclusive): companies whose `lastSeen` >= `since`, leads whose `createdAt` >= `since`. ISO 8601, given at most once; a date alone means its midnight UTC, and a date-time without an offset is read as UTC. Default: no filter. */
                 since?: string;
+                /** @description Keeps the items whose `intentLevel` is one of these: hot, warm, cold, comma-separated. Default: no filter. */
+                intentLevel?: ("hot" | "warm" | "cold")[];
+                /** @description Keeps the items whose `crmStatus` is one of these: new, qualified, in_crm, contacted, won, lost, comma-separated. Default: no filter. */
+                crmStatus?: ("new" | "qualified" | "in_crm" | "contacted" | "won" | "lost")[];
+                /** @description Keeps the items whose `intentScore` is at least this (inclusive), a decimal number from 0 to 100, given once. Default: no filter. */
+                minIntentScore?: number;
+                /** @description Keeps the items whose `country` is exactly this text (case and accents included), given once. Default: no filter. */
+                country?: string;
             };
             header?: {
                 /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
@@ -1530,6 +1538,14 @@ export interface operations {
                 offset?: number;
                 /** @description Keeps the items at or after this instant (inclusive): companies whose `lastSeen` >= `since`, leads whose `createdAt` >= `since`. ISO 8601, given at most once; a date alone means its midnight UTC, and a date-time without an offset is read as UTC. Default: no filter. */
                 since?: string;
+                /** @description Keeps the items whose `intentLevel` is one of these: hot, warm, cold, comma-separated. Default: no filter. */
+                intentLevel?: ("hot" | "warm" | "cold")[];
+                /** @description Keeps the items whose `status` is one of these: new, contacted, qualified, converted, dismissed, comma-separated. Default: no filter. */
+                status?: ("new" | "contacted" | "qualified" | "converted" | "dismissed")[];
+                /** @description Keeps the items whose `intentScore` is at least this (inclusive), a decimal number from 0 to 100, given once. Default: no filter. */
+                minIntentScore?: number;
+                /** @description Keeps the items whose `assignedToId` is exactly this text (case and accents included), given once. Default: no filter. */
+                assignedToId?: string;
             };
             header?: {
                 /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */

@@ -12,10 +12,20 @@ export type CompanyPage = Schemas['CompanyPageDto'];
 export type LeadPage = Schemas['LeadPageDto'];
 export type ErrorEnvelope = Schemas['ErrorEnvelopeDto'];
 
-type ListQuery = NonNullable<operations['listCompanies']['parameters']['query']>;
+type QueryOf<O extends keyof operations> = NonNullable<operations[O]['parameters']['query']>;
 
-/** The query of both lists (`limit` 1..200, `offset` >= 0); `since` may also be a `Date`. */
-export type ListParams = Omit<ListQuery, 'since'> & { since?: Date | string };
+/**
+ * The query of the companies list: `limit` 1..200, `offset` >= 0, `since` (also a `Date`), and the
+ * filters `intentLevel`, `crmStatus` (arrays: any of the values), `minIntentScore`, `country`.
+ */
+export type CompanyListParams = Omit<QueryOf<'listCompanies'>, 'since'> & { since?: Date | string };
+/** The query of the leads list: the same, with `intentLevel`, `status`, `minIntentScore`, `assignedToId`. */
+export type LeadListParams = Omit<QueryOf<'listLeads'>, 'since'> & { since?: Date | string };
+/** The parameters both lists share. */
+export type ListParams = Pick<
+  CompanyListParams,
+  'limit' | 'offset' | 'since' | 'intentLevel' | 'minIntentScore'
+>;
 
 /** A feed's upsert: the item was created or changed; `company` is as it is now. */
 export type CompanyUpsert = Schemas['CompanyUpsertedDto'];

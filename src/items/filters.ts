@@ -1,0 +1,221 @@
+import type { Type } from '@nestjs/common';
+import { ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsOptional, ValidateBy } from 'class-validator';
+import { ListQueryDto } from '../http/list-query.dto';
+import {
+  characterCount,
+  type EnumField,
+  type Field,
+  type NullableTextField,
+  type ScoreField,
+  type TextField,
+} from './fields';
+
+/*
+ * The lists' filters, each declared once on a field of the item's field map
+ * (src/companies/company.filters.ts, src/leads/lead.filters.ts). From the declaration derive: the
+ * query parameter's parsing, its 400 message and its OpenAPI schema (FilteredListQuery below), the
+ * SQL condition (filterCondition), and the MCP tools' input schema (src/mcp/tool-inputs.ts).
+ * Filters combine with AND; the values of one `anyOf` filter with OR.
+ */
+
+interface FilterBase<Kind extends string, F extends Field> {
+  kind: Kind;
+  /** The API name of the field it filters on. */
+  fieldName: string;
+  field: F;
+}
+
+/** One or more values of an enumeration: comma-separated, or the parameter repeated. */
+export type AnyOfFilter = FilterBase<'anyOf', EnumField<string>>;
+/** A lower bound, inclusive, on a score. */
+export type AtLeastFilter = FilterBase<'atLeast', ScoreField>;
+/** Exactly this text, as the API serves it (case and accents included). */
+export type EqualsFilter = FilterBase<'equals', TextField | NullableTextField>;
+
+export type Filter = AnyOfFilter | AtLeastFilter | EqualsFilter;
+export type Filters = Record<string, Filter>;
+
+/** The names of a field map's fields of one kind. */
+type NamesOf<M, F> = { [K in keyof M]: M[K] extends F ? K : never }[keyof M] & string;
+
+export const anyOf = <M extends Record<string, Field>>(
+  fields: M,
+  name: NamesOf<M, EnumField<string>>,
+): AnyOfFilter => ({ kind: 'anyOf', fieldName: name, field: fields[name] as EnumField<string> });
+export const atLeast = <M extends Record<string, Field>>(
+  fields: M,
+  name: NamesOf<M, ScoreField>,
+): AtLeastFilter => ({ kind: 'atLeast', fieldName: name, field: fields[name] as ScoreField });
+export const equals = <M extends Record<string, Field>>(
+  fields: M,
+  name: NamesOf<M, TextField | NullableTextField>,
+): EqualsFilter => ({
+  kind: 'equals',
+  fieldName: name,
+  field: fields[name] as TextField | NullableTextField,
+});
+
+export type FilterValue<F extends Filter> = F extends AnyOfFilter
+  ? string[]
+  : F extends AtLeastFilter
+    ? number
+    : string;
+export type FilterValues<M extends Filters> = { [K in keyof M]?: FilterValue<M[K]> };
+
+/** A parameter's value that is no value of its filter, with the 400's message. */
+class RefusedValue {
+  constructor(readonly message: string) {}
+}
+
+// A score bound: a plain decimal number, as written by people (`70`, `87.5`); not `1e2` or `0x10`.
+const DECIMAL_NUMBER = /^\d+(?:\.\d+)?$/;
+
+/** A query value of the filter (a string, or an array when the parameter was repeated), parsed. */
+export function parseFilter(name: string, filter: Filter, raw: unknown): unknown {
+  // A JSON number (the MCP tools' arguments; a query string has none): written as a person would.
+  if (filter.kind === 'atLeast' && typeof raw === 'number' && Number.isFinite(raw)) {
+    return raw >= 0 && raw <= 100
+      ? raw
+      : new RefusedValue(`${name} has an invalid value ${raw}: give a number from 0 to 100`);
+  }
+  const given = Array.isArray(raw) ? raw : [raw];
+  if (!given.every((value) => typeof value === 'string')) {
+    return new RefusedValue(`${name} must be text`);
+  }
+  switch (filter.kind) {
+    case 'anyOf': {
+      const expected = `one or more of ${filter.field.values.join(', ')}, comma-separated`;
+      const values = given.flatMap((value) => value.split(',')).map((value) => value.trim());
+      const unknown = values.find((value) => !filter.field.values.includes(value));
+      if (unknown === '') return new RefusedValue(`${name} has an empty value: give ${expected}`);
+      if (unknown !== undefined) {
+        return new RefusedValue(`${name} has an unknown value ${quote(unknown)}: give ${expected}`);
+      }
+      return [...new Set(values)];
+    }
+    case 'atLeast': {
+      if (given.length > 1) return new RefusedValue(`${name} must be given only once`);
+      const [value] = given;
+      const bound = DECIMAL_NUMBER.test(value) ? Number(value) : NaN;
+      if (!(bound >= 0 && bound <= 100)) {
+        return new RefusedValue(
+          `${name} has an invalid value ${quote(value)}: give a number from 0 to 100`,
+        );
+      }
+      return bound;
+    }
+    case 'equals': {
+      if (given.length > 1) return new RefusedValue(`${name} must be given only once`);
+      const [value] = given;
+      const { maxLength } = filter.field;
+      // Nothing stored is empty, longer than the field's bound, or holds a NUL or a lone surrogate
+      // (which PostgreSQL's text cannot hold): such a value is a mistake, not an empty page.
+      if (
+        value === '' ||
+        value.includes('\u0000') ||
+        !value.isWellFormed() ||
+        characterCount(value) > maxLength
+      ) {
+        return new RefusedValue(
+          `${name} has an invalid value ${quote(value)}: give a non-empty text of at most ${maxLength} characters`,
+        );
+      }
+      return value;
+    }
+  }
+}
+
+/** A value as a message shows it: in quotes, cut, and JSON-escaped so no control character passes. */
+function quote(value: string): string {
+  return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
+}
+
+/** The OpenAPI schema of a filter's query parameter. */
+function apiPropertyOf(filter: Filter): ApiPropertyOptions {
+  switch (filter.kind) {
+    case 'anyOf':
+      return {
+        // An array in `form` style: `intentLevel=hot,warm` (repeating the parameter works too).
+        type: 'array',
+        items: { type: 'string', enum: [...filter.field.values] },
+        style: 'form',
+        explode: false,
+        description:
+          `Keeps the items whose \`${filter.fieldName}\` is one of these: ` +
+          `${filter.field.values.join(', ')}, comma-separated. Default: no filter.`,
+      } as ApiPropertyOptions;
+    case 'atLeast':
+      return {
+        type: 'number',
+        minimum: 0,
+        maximum: 100,
+        description:
+          `Keeps the items whose \`${filter.fieldName}\` is at least this (inclusive), ` +
+          'a decimal number from 0 to 100, given once. Default: no filter.',
+        example: 70,
+      };
+    case 'equals':
+      return {
+        type: String,
+        minLength: 1,
+        maxLength: filter.field.maxLength,
+        description:
+          `Keeps the items whose \`${filter.fieldName}\` is exactly this text (case and ` +
+          'accents included), given once. Default: no filter.',
+      };
+  }
+}
+
+/**
+ * The query DTO of a list with filters: `limit`, `offset`, `since` and one optional parameter per
+ * filter, parsed and validated as declared: `class CompanyListQueryDto extends
+ * FilteredListQuery(COMPANY_FILTERS) {}`.
+ */
+export function FilteredListQuery<M extends Filters>(
+  filters: M,
+): Type<ListQueryDto & FilterValues<M>> {
+  class Query extends ListQueryDto {}
+  for (const [name, filter] of Object.entries(filters)) {
+    // Decorators apply bottom-up: parse, then optional, then the one check that names the value.
+    ApiPropertyOptional(apiPropertyOf(filter))(Query.prototype, name);
+    ValidateBy({
+      name: 'isFilterValue',
+      validator: {
+        validate: (value: unknown) => !(value instanceof RefusedValue),
+        defaultMessage: (args) => (args?.value as RefusedValue).message,
+      },
+    })(Query.prototype, name);
+    IsOptional()(Query.prototype, name);
+    Transform(({ value }: { value: unknown }) =>
+      value === undefined ? undefined : parseFilter(name, filter, value),
+    )(Query.prototype, name);
+  }
+  return Query as Type<ListQueryDto & FilterValues<M>>;
+}
+
+/**
+ * The filters given in a query, in the declaration's order: their names (which pick the
+ * statement's text) and their values (bound as parameters, never spliced into the text).
+ */
+export function givenFilters(
+  filters: Filters,
+  query: Record<string, unknown>,
+): { names: string[]; values: unknown[] } {
+  const names = Object.keys(filters).filter((name) => query[name] !== undefined);
+  return { names, values: names.map((name) => query[name]) };
+}
+
+/** A filter's SQL condition on the item's table, its value bound as `$parameter`. */
+export function filterCondition(filter: Filter, parameter: number): string {
+  const { column } = filter.field;
+  switch (filter.kind) {
+    case 'anyOf':
+      return `${column} = ANY($${parameter}::"${filter.field.type}"[])`;
+    case 'atLeast':
+      return `${column} >= $${parameter}::float8`;
+    case 'equals':
+      return `${column} = $${parameter}::text`;
+  }
+}

@@ -1,0 +1,24 @@
+import { type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
+import { CompaniesModule } from '../companies/companies.module';
+import { Environment } from '../config/environment';
+import { LeadsModule } from '../leads/leads.module';
+import { McpController } from './mcp.controller';
+import { McpEndpoint } from './mcp-endpoint';
+import { allowedOrigins, originCheck } from './origin-check';
+
+/** The read API for AI agents, as a remote MCP server at POST /mcp (docs/agents.md). */
+@Module({
+  imports: [CompaniesModule, LeadsModule],
+  controllers: [McpController],
+  providers: [McpEndpoint],
+  exports: [McpEndpoint],
+})
+export class McpModule implements NestModule {
+  constructor(private readonly environment: Environment) {}
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer
+      .apply(originCheck(allowedOrigins(this.environment.MCP_ALLOWED_ORIGINS)))
+      .forRoutes(McpController);
+  }
+}
