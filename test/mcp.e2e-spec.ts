@@ -1,6 +1,9 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as PgClient } from 'pg';
 import request from 'supertest';
+import { LOG_DESTINATION } from '../src/logging/logging.module';
 import { createTestApp, listening, type TestApp } from './support/app';
+import { waitForLockWaiter } from './support/database';
 import { createApiKey, createCompany, createContact, createLead } from './support/factories';
 import { createTenant, getWithKey } from './support/http';
 
@@ -315,5 +318,80 @@ describe('the same per-minute budget as REST', () => {
     } finally {
       await limited.close();
     }
+  });
+});
+
+describe('scopes, the in-flight limit and the log', () => {
+  const logLines: string[] = [];
+  let limited: TestApp;
+  let url: string;
+
+  beforeAll(async () => {
+    limited = await createTestApp({
+      env: {
+        RATE_LIMIT_PER_MINUTE: '1000000',
+        MAX_IN_FLIGHT_PER_WORKSPACE: '1',
+        LOG_LEVEL: 'debug',
+      },
+      customize: (builder) => {
+        builder
+          .overrideProvider(LOG_DESTINATION)
+          .useValue({ write: (line: string) => void logLines.push(line) });
+      },
+    });
+    url = await listening(limited);
+  });
+
+  afterAll(async () => {
+    await limited.close();
+  });
+
+  it("a tool outside the key's scopes is an error naming the scope; the others answer", async () => {
+    const { workspace } = await createTenant(limited.prisma);
+    const { key } = await createApiKey(limited.prisma, workspace.id, { scopes: ['leads:read'] });
+    const client = await connect(url, key);
+    const companies = await client.callTool({ name: 'list_companies', arguments: {} });
+    expect(companies.isError).toBe(true);
+    expect(JSON.stringify(companies.content)).toContain('This key lacks the scope companies:read');
+    const feed = await client.callTool({ name: 'list_lead_changes', arguments: {} });
+    expect(JSON.stringify(feed.content)).toContain('This key lacks the scope changes:read');
+    const leads = await client.callTool({ name: 'list_leads', arguments: {} });
+    expect(leads.isError).toBeFalsy();
+    await client.close();
+  });
+
+  it("a workspace's REST request in progress counts against its MCP calls (429), and back", async () => {
+    const { workspace, key } = await createTenant(limited.prisma);
+    const client = await connect(url, key);
+    const locker = new PgClient({ connectionString: limited.database.directUrl });
+    await locker.connect();
+    try {
+      // The one request in progress: a list that waits on a lock of the companies table.
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE companies IN ACCESS EXCLUSIVE MODE');
+      const held = getWithKey(limited.app, '/v1/companies', key).then((response) => response);
+      await waitForLockWaiter(locker);
+      await expect(client.callTool({ name: 'get_workspace', arguments: {} })).rejects.toThrow(
+        /429/,
+      );
+      await locker.query('COMMIT');
+      expect((await held).status).toBe(200);
+      const after = await client.callTool({ name: 'get_workspace', arguments: {} });
+      expect(after.structuredContent).toMatchObject({ id: workspace.id });
+    } finally {
+      await locker.end();
+      await client.close();
+    }
+  });
+
+  it('the key is in no log line, whatever the call', async () => {
+    const { key } = await createTenant(limited.prisma);
+    const client = await connect(url, key);
+    await client.callTool({ name: 'list_companies', arguments: { since: key } });
+    await client.callTool({ name: 'get_company', arguments: { id: key } });
+    await client.callTool({ name: 'nope', arguments: {} });
+    await client.close();
+    expect(logLines.length).toBeGreaterThan(3);
+    expect(logLines.join('\n')).not.toContain(key);
   });
 });

@@ -28,7 +28,12 @@ export async function createWorkspace(
 export async function createApiKey(
   db: PrismaClient,
   workspaceId: string,
-  overrides: { revokedAt?: Date | null; name?: string; expiresAt?: Date | null } = {},
+  overrides: {
+    revokedAt?: Date | null;
+    name?: string;
+    expiresAt?: Date | null;
+    scopes?: string[];
+  } = {},
 ): Promise<{ id: string; key: string }> {
   const key = generateApiKey();
   const secret = process.env.API_KEY_SECRET ?? '';
@@ -41,6 +46,7 @@ export async function createApiKey(
       hash: hashApiKey(key, secret),
       revokedAt: overrides.revokedAt ?? null,
       expiresAt: overrides.expiresAt ?? null,
+      scopes: overrides.scopes ?? [],
     },
   });
   return { id: created.id, key };
