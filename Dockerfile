@@ -22,14 +22,19 @@ RUN npm run build
 # the generated client loads stays: PostgreSQL's, the default "fast" build. Also left out, 15 MB
 # that nothing loads: nest-commander's Fig completion (@fig/complete-commander and the prettier it
 # formats with, 11.5 MB), required only by a CLI that enables `fig` completion, which the admin
-# tool does not; and type declarations (@types, dependencies of @types/pg).
+# tool does not; and type declarations (@types, dependencies of @types/pg). Nor do the packages'
+# own source maps and declaration files load, nor zod's TypeScript sources (zod/src): left out
+# too, since the MCP SDK and zod brought about 21 MB of which these are about 9.
 FROM node:24-bookworm-slim AS production-dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --omit=optional --omit=peer --ignore-scripts --no-audit --no-fund \
   && find node_modules/@prisma/client/runtime -name 'query_compiler_*' \
     ! -name 'query_compiler_fast_bg.postgresql.*' -delete \
-  && rm -rf node_modules/nest-commander/node_modules/@fig node_modules/prettier node_modules/@types
+  && rm -rf node_modules/nest-commander/node_modules/@fig node_modules/prettier node_modules/@types \
+    node_modules/zod/src \
+  && find node_modules \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.cts' -o -name '*.d.mts' \) \
+    -type f -delete
 
 # Run: production dependencies, the build and the migrations only, as the unprivileged `node` user.
 FROM node:24-bookworm-slim AS runtime
