@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, ForbiddenException, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
-import { missingScopes, REQUIRED_SCOPES, type Scope } from './scopes';
+import { missingScopes, missingScopesMessage, REQUIRED_SCOPES, type Scope } from './scopes';
 
 /**
  * After the key guard: a key restricted to some scopes is refused the routes that need another,
@@ -29,8 +29,6 @@ export class ScopeGuard implements CanActivate {
         'WWW-Authenticate',
         `Bearer error="insufficient_scope", scope="${missing.join(' ')}"`,
       );
-    throw new ForbiddenException(
-      `This key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`,
-    );
+    throw new ForbiddenException(missingScopesMessage(missing));
   }
 }

@@ -18,3 +18,8 @@ export function missingScopes(granted: readonly string[], required: readonly Sco
 export function isScope(value: string): value is Scope {
   return (SCOPES as readonly string[]).includes(value);
 }
+
+/** What a key lacking scopes is told, over REST (the 403) and MCP (the tool's error) alike. */
+export function missingScopesMessage(missing: readonly Scope[]): string {
+  return `This key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`;
+}

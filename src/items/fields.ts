@@ -132,11 +132,16 @@ export const RESERVED_IDS: readonly string[] = ['changes', '.', '..'];
  * (the import refuses both). Anything else is the 404 of an unknown id, without a query.
  */
 export function isPossibleId(id: string): boolean {
+  return isPossibleText(id, ID_MAX_LENGTH);
+}
+
+/** Whether a text could be a stored value of at most `maxLength` characters (as for ids above). */
+export function isPossibleText(value: string, maxLength: number): boolean {
   return (
-    id.length > 0 &&
-    !id.includes('\u0000') &&
-    id.isWellFormed() &&
-    characterCount(id) <= ID_MAX_LENGTH
+    value.length > 0 &&
+    !value.includes('\u0000') &&
+    value.isWellFormed() &&
+    characterCount(value) <= maxLength
   );
 }
 

@@ -4,12 +4,12 @@ import { Transform } from 'class-transformer';
 import { IsOptional, ValidateBy } from 'class-validator';
 import { ListQueryDto } from '../http/list-query.dto';
 import {
-  characterCount,
   type EnumField,
   type Field,
   type NullableTextField,
   type ScoreField,
   type TextField,
+  isPossibleText,
 } from './fields';
 
 /*
@@ -112,12 +112,7 @@ export function parseFilter(name: string, filter: Filter, raw: unknown): unknown
       const { maxLength } = filter.field;
       // Nothing stored is empty, longer than the field's bound, or holds a NUL or a lone surrogate
       // (which PostgreSQL's text cannot hold): such a value is a mistake, not an empty page.
-      if (
-        value === '' ||
-        value.includes('\u0000') ||
-        !value.isWellFormed() ||
-        characterCount(value) > maxLength
-      ) {
+      if (!isPossibleText(value, maxLength)) {
         return new RefusedValue(
           `${name} has an invalid value ${quote(value)}: give a non-empty text of at most ${maxLength} characters`,
         );

@@ -22,7 +22,7 @@ import {
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
-import { missingScopes } from '../auth/scopes';
+import { missingScopes, missingScopesMessage } from '../auth/scopes';
 import { CompaniesService } from '../companies/companies.service';
 import { isDatabaseUnavailable } from '../database/database-errors';
 import { StrictValidationPipe, VALIDATION_OPTIONS } from '../http/strict-validation.pipe';
@@ -187,10 +187,7 @@ export class McpEndpoint {
   ): Promise<CallToolResult> {
     const missing = missingScopes(auth.scopes, tool.operation.scopes ?? []);
     if (missing.length > 0) {
-      return failure(
-        `This key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}: ` +
-          'ask for a key that has it.',
-      );
+      return failure(`${missingScopesMessage(missing)}: ask for a key that has it.`);
     }
     try {
       const { id, ...rest } = args;
