@@ -204,6 +204,30 @@ describe('list totals kept by the day-count triggers', () => {
     expect(recountedLeads.length).toBeGreaterThan(0);
     expect(storedCompanies).toStrictEqual(recountedCompanies);
     expect(storedLeads).toStrictEqual(recountedLeads);
+    // The filtered totals' counts (migration list_filters), kept by their own triggers through
+    // every write of this file: per combination of the filtered values, scores by whole points.
+    const [storedCompanyFilters, recountedCompanyFilters, storedLeadFilters, recountedLeadFilters] =
+      [
+        await t.prisma.$queryRaw<unknown[]>`
+          SELECT workspace_id, intent_level::text, crm_status::text, country, intent_score_floor::int,
+            companies::int AS rows
+          FROM company_filter_counts WHERE companies <> 0 ORDER BY 1, 2, 3, 4, 5`,
+        await t.prisma.$queryRaw<unknown[]>`
+          SELECT workspace_id, intent_level::text, crm_status::text, country,
+            floor(intent_score)::int AS intent_score_floor, count(*)::int AS rows
+          FROM companies GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`,
+        await t.prisma.$queryRaw<unknown[]>`
+          SELECT workspace_id, intent_level::text, status::text, assigned_to_id,
+            intent_score_floor::int, leads::int AS rows
+          FROM lead_filter_counts WHERE leads <> 0 ORDER BY 1, 2, 3, 4, 5`,
+        await t.prisma.$queryRaw<unknown[]>`
+          SELECT workspace_id, intent_level::text, status::text,
+            coalesce(assigned_to_id, '') AS assigned_to_id,
+            floor(intent_score)::int AS intent_score_floor, count(*)::int AS rows
+          FROM leads GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`,
+      ];
+    expect(storedCompanyFilters).toStrictEqual(recountedCompanyFilters);
+    expect(storedLeadFilters).toStrictEqual(recountedLeadFilters);
   }
 
   describe('INSERT', () => {

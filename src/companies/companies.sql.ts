@@ -25,6 +25,7 @@ export const COMPANY_LIST = new ListStatements(
     sinceColumn: 'last_seen',
     countTable: 'company_day_counts',
     countColumn: 'companies',
+    filterCountTable: 'company_filter_counts',
   },
   COMPANY_FILTERS,
 );

@@ -15,8 +15,8 @@ import {
 /*
  * The lists' filters, each declared once on a field of the item's field map
  * (src/companies/company.filters.ts, src/leads/lead.filters.ts). From the declaration derive: the
- * query parameter's parsing, its 400 message and its OpenAPI schema (FilteredListQuery below), the
- * SQL condition (filterCondition), and the MCP tools' input schema (src/mcp/tool-inputs.ts).
+ * query parameter's parsing, its 400 message and its OpenAPI schema (FilteredListQuery below), its
+ * SQL (filterSql), and the MCP tools' input schema (src/mcp: from the OpenAPI document).
  * Filters combine with AND; the values of one `anyOf` filter with OR.
  */
 
@@ -202,15 +202,36 @@ export function givenFilters(
   return { names, values: names.map((name) => query[name]) };
 }
 
-/** A filter's SQL condition on the item's table, its value bound as `$parameter`. */
-export function filterCondition(filter: Filter, parameter: number): string {
+/**
+ * A filter's SQL, its value bound as `$parameter`: its condition on the item's table, and on the
+ * table that counts the items per combination of filtered values (migration list_filters), where
+ * a score is counted by whole points: a bound with a fraction also needs `partial`, the rows of
+ * its own point that are below it, counted on the item's table and taken off.
+ */
+export interface FilterSql {
+  rows: string;
+  counts: string;
+  partial?: string;
+}
+
+export function filterSql(filter: Filter, parameter: number): FilterSql {
   const { column } = filter.field;
+  const value = `$${parameter}`;
   switch (filter.kind) {
-    case 'anyOf':
-      return `${column} = ANY($${parameter}::"${filter.field.type}"[])`;
+    case 'anyOf': {
+      const condition = `${column} = ANY(${value}::"${filter.field.type}"[])`;
+      return { rows: condition, counts: condition };
+    }
     case 'atLeast':
-      return `${column} >= $${parameter}::float8`;
-    case 'equals':
-      return `${column} = $${parameter}::text`;
+      return {
+        rows: `${column} >= ${value}::float8`,
+        counts: `${column}_floor >= floor(${value}::float8)`,
+        partial: `${column} >= floor(${value}::float8) AND ${column} < ${value}::float8`,
+      };
+    case 'equals': {
+      // A lead without assignee is counted under '', which no value of the filter can be.
+      const condition = `${column} = ${value}::text`;
+      return { rows: condition, counts: condition };
+    }
   }
 }

@@ -1,3 +1,4 @@
+import type { FilterSql } from './filters';
 import { itemJsonSql, type ItemSelect } from './item-sql';
 
 /**
@@ -17,11 +18,14 @@ import { itemJsonSql, type ItemSelect } from './item-sql';
  * - PostgreSQL writes the JSON (compact: row_to_json and array_to_json), so the service sends the
  *   bytes it gets instead of building and serializing objects.
  *
- * - With filters (filters.ts), `total` is a count of the matching rows instead: the per-day
- *   counts know nothing of the filtered columns. The covering filter index (migration
- *   20261129000000_list_filters) holds every filtered column, so the count, like the page's ids,
- *   reads the index alone; a `minIntentScore` bounds the range read, since the index starts with
- *   the score.
+ * - With filters (filters.ts), `total` is the sum of the matching counts per combination of
+ *   filtered values, kept by triggers like the per-day counts (migration
+ *   20261129000000_list_filters): a few thousand rows at most, where counting the matching rows of
+ *   a million-company workspace took 200 ms. A `minIntentScore` with a fraction takes off the rows
+ *   of its own whole point that are below it, counted from the filter index. With `since` too,
+ *   the matching rows are counted (the filter counts have no days), from that index alone.
+ * - The filter index holds every filtered column, so a filtered page's ids come from it alone,
+ *   and a `minIntentScore` bounds the range read, since the index starts with the score.
  *
  * Parameters: $1 workspace id, $2 since (timestamptz or null), $3 limit, $4 offset, then the
  * given filters' values in their declaration's order. Values are always bound, never spliced into
@@ -31,21 +35,24 @@ export interface ListPageSql extends ItemSelect {
   /** The timestamp column `since` filters on, counted per day in `countTable`. */
   sinceColumn: string;
   countTable: string;
+  /** The count's column in `countTable` and in `filterCountTable`. */
   countColumn: string;
+  /** The counts per combination of filtered values (filters.ts). */
+  filterCountTable: string;
 }
 
-export function listPageSql(list: ListPageSql, filterConditions: string[] = []): string {
+export function listPageSql(list: ListPageSql, filters: FilterSql[] = []): string {
   const { table, sinceColumn, countTable, countColumn } = list;
   const matching = [
     `workspace_id = $1 AND ($2::timestamptz IS NULL OR ${sinceColumn} >= $2)`,
-    ...filterConditions,
+    ...filters.map((filter) => filter.rows),
   ].join(' AND ');
   // Skipping $4 rows from the top costs as much as skipping total - $4 - $3 from the bottom
   // costs the other way: a page in the lower half is read backwards from the end of the index.
   const fromTheTop = '2 * $4::bigint + $3 <= (SELECT n FROM total)';
   const total =
-    filterConditions.length > 0
-      ? `SELECT count(*)::bigint AS n FROM ${table} WHERE ${matching}`
+    filters.length > 0
+      ? filteredTotal(list, filters, matching)
       : `SELECT (
     (SELECT coalesce(sum(${countColumn}), 0) FROM ${countTable}
       WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR day > count_day($2)))
@@ -83,6 +90,22 @@ SELECT row_to_json(envelope)::text AS body FROM (
       '[]'
     ) AS data
 ) envelope`;
+}
+
+/** The `total` of a filtered list (see above): summed from the filter counts, or counted with `since`. */
+function filteredTotal(list: ListPageSql, filters: FilterSql[], matching: string): string {
+  const { table, countColumn, filterCountTable } = list;
+  const counted = filters.map((filter) => filter.counts).join(' AND ');
+  const partials = filters.flatMap((filter, i) => {
+    if (filter.partial === undefined) return [];
+    const others = filters.filter((_, j) => j !== i).map((other) => other.rows);
+    const conditions = ['workspace_id = $1', ...others, filter.partial].join(' AND ');
+    return [`\n      - (SELECT count(*) FROM ${table} WHERE ${conditions})`];
+  });
+  return `SELECT (CASE WHEN $2::timestamptz IS NULL THEN
+      (SELECT coalesce(sum(${countColumn}), 0) FROM ${filterCountTable}
+        WHERE workspace_id = $1 AND ${counted})${partials.join('')}
+    ELSE (SELECT count(*) FROM ${table} WHERE ${matching}) END)::bigint AS n`;
 }
 
 /** A timestamptz as the contract writes every date-time: ISO 8601 in UTC with milliseconds. */

@@ -2,7 +2,7 @@ import type { Queryable } from '../database/queryable';
 import { type JsonText, jsonText } from '../http/json-text';
 import type { ListQueryDto } from '../http/list-query.dto';
 import { type BodyBudget, sizedSql } from './body-budget';
-import { type Filters, filterCondition, givenFilters } from './filters';
+import { type Filters, filterSql, givenFilters } from './filters';
 import { listPageSql, type ListPageSql } from './list-page-sql';
 
 /** Where a large body's heap is reserved (body-budget.ts), and under which key it is remembered. */
@@ -36,10 +36,9 @@ export class ListStatements {
     const key = filterNames.join(',');
     let text = this.texts.get(key);
     if (text === undefined) {
-      const conditions = filterNames.map((name, i) => filterCondition(this.filters[name], 5 + i));
-      const plain =
-        conditions.length === 0 ? this.unfiltered : listPageSql(this.select, conditions);
-      text = { plain, sized: sizedSql(plain, 'body', [], 5 + conditions.length) };
+      const filters = filterNames.map((name, i) => filterSql(this.filters[name], 5 + i));
+      const plain = filters.length === 0 ? this.unfiltered : listPageSql(this.select, filters);
+      text = { plain, sized: sizedSql(plain, 'body', [], 5 + filters.length) };
       this.texts.set(key, text);
     }
     return text;

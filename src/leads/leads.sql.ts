@@ -19,6 +19,7 @@ export const LEAD_LIST = new ListStatements(
     sinceColumn: 'created_at',
     countTable: 'lead_day_counts',
     countColumn: 'leads',
+    filterCountTable: 'lead_filter_counts',
   },
   LEAD_FILTERS,
 );

@@ -59,7 +59,11 @@ FROM sized;
 -- GET /v1/companies with every filter (items/filters.ts): the same, the filters' values bound from $5 in their declaration's order, the largest body after them. Fewer filters drop their conditions and parameters.
 WITH sized AS MATERIALIZED (
 WITH total AS (
-  SELECT count(*)::bigint AS n FROM companies WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR last_seen >= $2) AND intent_level = ANY($5::"IntentLevel"[]) AND crm_status = ANY($6::"CrmStatus"[]) AND intent_score >= $7::float8 AND country = $8::text
+  SELECT (CASE WHEN $2::timestamptz IS NULL THEN
+      (SELECT coalesce(sum(companies), 0) FROM company_filter_counts
+        WHERE workspace_id = $1 AND intent_level = ANY($5::"IntentLevel"[]) AND crm_status = ANY($6::"CrmStatus"[]) AND intent_score_floor >= floor($7::float8) AND country = $8::text)
+      - (SELECT count(*) FROM companies WHERE workspace_id = $1 AND intent_level = ANY($5::"IntentLevel"[]) AND crm_status = ANY($6::"CrmStatus"[]) AND country = $8::text AND intent_score >= floor($7::float8) AND intent_score < $7::float8)
+    ELSE (SELECT count(*) FROM companies WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR last_seen >= $2) AND intent_level = ANY($5::"IntentLevel"[]) AND crm_status = ANY($6::"CrmStatus"[]) AND intent_score >= $7::float8 AND country = $8::text) END)::bigint AS n
 ), page AS (
   -- The outer LIMIT changes no result: it tells the planner a page is small (the second branch's
   -- own LIMIT is only known when it runs), so the page's rows are fetched by id, not hashed.

@@ -51,7 +51,11 @@ FROM sized;
 -- GET /v1/leads with every filter (items/filters.ts): the same, the filters' values bound from $5 in their declaration's order, the largest body after them. Fewer filters drop their conditions and parameters.
 WITH sized AS MATERIALIZED (
 WITH total AS (
-  SELECT count(*)::bigint AS n FROM leads WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR created_at >= $2) AND intent_level = ANY($5::"IntentLevel"[]) AND status = ANY($6::"LeadStatus"[]) AND intent_score >= $7::float8 AND assigned_to_id = $8::text
+  SELECT (CASE WHEN $2::timestamptz IS NULL THEN
+      (SELECT coalesce(sum(leads), 0) FROM lead_filter_counts
+        WHERE workspace_id = $1 AND intent_level = ANY($5::"IntentLevel"[]) AND status = ANY($6::"LeadStatus"[]) AND intent_score_floor >= floor($7::float8) AND assigned_to_id = $8::text)
+      - (SELECT count(*) FROM leads WHERE workspace_id = $1 AND intent_level = ANY($5::"IntentLevel"[]) AND status = ANY($6::"LeadStatus"[]) AND assigned_to_id = $8::text AND intent_score >= floor($7::float8) AND intent_score < $7::float8)
+    ELSE (SELECT count(*) FROM leads WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR created_at >= $2) AND intent_level = ANY($5::"IntentLevel"[]) AND status = ANY($6::"LeadStatus"[]) AND intent_score >= $7::float8 AND assigned_to_id = $8::text) END)::bigint AS n
 ), page AS (
   -- The outer LIMIT changes no result: it tells the planner a page is small (the second branch's
   -- own LIMIT is only known when it runs), so the page's rows are fetched by id, not hashed.

@@ -13,6 +13,8 @@ const TABLES = [
   'leads',
   'company_day_counts',
   'lead_day_counts',
+  'company_filter_counts',
+  'lead_filter_counts',
   'company_changes',
   'lead_changes',
   'change_horizons',
