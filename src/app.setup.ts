@@ -4,7 +4,7 @@ import type { Express, RequestHandler } from 'express';
 import { HTTP_LOGGER } from './logging/logging.module';
 import { answerClientErrors, serveAnyExpectation } from './http/client-error';
 import { compressJson } from './http/compression';
-import { ignorePreconditions } from './http/conditional-requests';
+import { conditionalDocument, takePreconditions } from './http/conditional-requests';
 import { refuseTooManyHeaders } from './http/header-count';
 import { readMalformedIdsLiterally } from './http/literal-path';
 import { parseQueryString } from './http/query-string';
@@ -48,7 +48,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   // Which X-Forwarded-For to believe, so that request.ip (the key of the auth-failure limit) is the
   // client behind a load balancer rather than the balancer itself.
   app.set('trust proxy', trustProxySetting(app.get(Environment).TRUST_PROXY));
-  // Every answer is no-store: nothing may be revalidated, and a 304 has no body nor JSON type.
+  // The API makes its own ETags (conditional-read.interceptor.ts): none of Express's body hashes.
   app.set('etag', false);
   app.set('query parser', parseQueryString);
   // First: every request has its log line, whatever answers it.
@@ -57,7 +57,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.use(securityHeaders);
   app.use(setResponseHeaders);
   app.use(refuseTooManyHeaders);
-  app.use(ignorePreconditions);
+  app.use(takePreconditions);
   // gzip or br as Accept-Encoding allows, for every JSON answer (the OpenAPI document included).
   app.use(compressJson());
   app.use(readMalformedIdsLiterally);
@@ -66,6 +66,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   serveAnyExpectation(app.getHttpServer());
   // GET /v1/openapi.json and /docs: after the headers above, before the guards (no key needed).
   const contract = buildOpenApiDocument(app);
+  app.use('/v1/openapi.json', conditionalDocument(contract));
   serveApiDocs(app, contract);
   // The MCP tools' descriptions and schemas are the contract's (src/mcp).
   app.get(McpEndpoint).describe(contract);

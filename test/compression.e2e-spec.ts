@@ -216,11 +216,10 @@ describe('small answers and every other answer', () => {
 it('the contract check still reads the JSON of a compressed answer', async () => {
   // A body that breaks the schema, sent compressed: the check sees the JSON before compression.
   const big = 'x'.repeat(2 * COMPRESSION.thresholdBytes);
-  jest
-    .spyOn(CompaniesService.prototype, 'list')
-    .mockResolvedValueOnce(
-      jsonText(JSON.stringify({ total: 1, limit: 50, offset: 0, data: [{ id: big }] })),
-    );
+  jest.spyOn(CompaniesService.prototype, 'list').mockResolvedValueOnce({
+    json: jsonText(JSON.stringify({ total: 1, limit: 50, offset: 0, data: [{ id: big }] })),
+    version: '1',
+  });
 
   const response = await get('/v1/companies', { 'Accept-Encoding': 'br' });
 

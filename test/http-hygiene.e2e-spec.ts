@@ -135,8 +135,10 @@ describe('security headers', () => {
       'x-xss-protection': '0',
     });
     expect(response.headers).not.toHaveProperty('x-powered-by');
-    // No validator: every answer is no-store, so there is nothing to revalidate (see below).
-    expect(response.headers).not.toHaveProperty('etag');
+    // The one validator is the reads' weak ETag (docs/api.md, "Conditional requests"): on their
+    // 200s only, never on an error. No Last-Modified.
+    if (status === 200) expect(response.headers.etag).toMatch(/^W\/"[A-Za-z0-9_-]{27}"$/);
+    else expect(response.headers).not.toHaveProperty('etag');
     expect(response.headers).not.toHaveProperty('last-modified');
   });
 
@@ -172,18 +174,23 @@ describe('security headers', () => {
     expect(page.text).not.toMatch(/(src|href)=["']https?:/);
   });
 
-  it('answers a conditional request with the page, not a 304 without body nor JSON type', async () => {
+  it('answers If-None-Match with a 304 without body nor JSON type; If-Modified-Since is ignored', async () => {
     const first = await send(port, '/v1/companies', { headers: withKey() });
     const conditional = await send(port, '/v1/companies', {
-      headers: withKey({
-        'If-None-Match': first.headers.etag ?? 'W/"2b-OO0Jc9/eNIfli4F95TZi114CyD8"',
-        'If-Modified-Since': new Date(Date.now() + 86_400_000).toUTCString(),
-      }),
+      headers: withKey({ 'If-None-Match': first.headers.etag as string }),
     });
+    expect(conditional.status).toBe(304);
+    expect(conditional.text).toBe('');
+    expect(conditional.headers).not.toHaveProperty('content-type');
+    expect(conditional.headers.etag).toBe(first.headers.etag);
 
-    expect(conditional.status).toBe(200);
-    expect(conditional.headers['content-type']).toBe('application/json; charset=utf-8');
-    expect(JSON.parse(conditional.text)).toMatchObject({ total: 0, data: [] });
+    // No Last-Modified is sent, so no date is a validator: the page in full.
+    const dated = await send(port, '/v1/companies', {
+      headers: withKey({ 'If-Modified-Since': new Date(Date.now() + 86_400_000).toUTCString() }),
+    });
+    expect(dated.status).toBe(200);
+    expect(dated.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(JSON.parse(dated.text)).toMatchObject({ total: 0, data: [] });
   });
 });
 
@@ -335,19 +342,24 @@ it('logs a line for every answer: /docs, its files, its redirect and its 404s in
   }
 });
 
-it('answers every GET in full whatever its preconditions: no validator is sent, no 304 either', async () => {
-  for (const path of ['/v1/me', '/v1/companies', '/health/ready', '/v1/openapi.json', '/docs']) {
-    const preconditions: Record<string, string>[] = [
-      { 'If-None-Match': '*' },
-      { 'If-None-Match': 'W/"x", "y"' },
-      { 'If-Modified-Since': new Date(Date.now() + 3_600_000).toUTCString() },
-      { 'If-Match': '"nope"', 'If-Unmodified-Since': 'Thu, 01 Jan 1970 00:00:00 GMT' },
-    ];
+it('evaluates If-None-Match on the reads of /v1 only, and no other precondition anywhere', async () => {
+  const preconditions: Record<string, string>[] = [
+    { 'If-None-Match': '*' },
+    { 'If-None-Match': 'W/"x", "y"' },
+    { 'If-Modified-Since': new Date(Date.now() + 3_600_000).toUTCString() },
+    { 'If-Match': '"nope"', 'If-Unmodified-Since': 'Thu, 01 Jan 1970 00:00:00 GMT' },
+    { 'If-Range': '"nope"' },
+  ];
+  // `*` matches any current answer (RFC 9110, 13.1.2): a 304 where the API sends a validator.
+  const withValidator = ['/v1/me', '/v1/companies', '/v1/openapi.json'];
+  for (const path of [...withValidator, '/health/ready', '/docs']) {
     for (const headers of preconditions) {
       const response = await send(port, path, { headers: { ...withKey(), ...headers } });
-      expect([path, headers, response.status]).toEqual([path, headers, 200]);
-      expect(response.text.length).toBeGreaterThan(0);
-      expect(response.headers.etag).toBeUndefined();
+      const notModified = withValidator.includes(path) && headers['If-None-Match'] === '*';
+      expect([path, headers, response.status]).toEqual([path, headers, notModified ? 304 : 200]);
+      expect(response.text.length > 0).toBe(!notModified);
+      if (withValidator.includes(path)) expect(response.headers.etag).toMatch(/^W\/"/);
+      else expect(response.headers.etag).toBeUndefined();
       expect(response.headers['last-modified']).toBeUndefined();
     }
   }

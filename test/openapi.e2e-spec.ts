@@ -297,6 +297,7 @@ describe('the OpenAPI document', () => {
       'query since optional',
       ...filters.map((name) => `query ${name} optional`),
       'header X-Request-Id optional',
+      'header If-None-Match optional',
     ]);
     // Several values of an enumeration's filter: one parameter, comma-separated.
     const intentLevel = parameters.find((p) => p.name === 'intentLevel');
@@ -320,7 +321,12 @@ describe('the OpenAPI document', () => {
     const parameters = operation(path).parameters as ParameterObject[];
     expect(
       parameters.map((p) => `${p.in} ${p.name} ${p.required ? 'required' : 'optional'}`),
-    ).toEqual(['query cursor optional', 'query limit optional', 'header X-Request-Id optional']);
+    ).toEqual([
+      'query cursor optional',
+      'query limit optional',
+      'header X-Request-Id optional',
+      'header If-None-Match optional',
+    ]);
     expect(parameters.slice(0, 2).map((p) => summary(p.schema as Schema))).toEqual([
       'string',
       'integer 1..1000 = 200',
@@ -331,7 +337,11 @@ describe('the OpenAPI document', () => {
     const parameters = operation(path).parameters as ParameterObject[];
     expect(
       parameters.map((p) => `${p.in} ${p.name} ${p.required ? 'required' : 'optional'}`),
-    ).toEqual(['path id required', 'header X-Request-Id optional']);
+    ).toEqual([
+      'path id required',
+      'header X-Request-Id optional',
+      'header If-None-Match optional',
+    ]);
   });
 
   it('gives GET /v1/me no query parameter', () => {
@@ -342,14 +352,15 @@ describe('the OpenAPI document', () => {
   it.each(OPERATIONS)('documents every response of %s', (path, _id, _tag, okSchema, extra) => {
     const responses = operation(path).responses as Record<string, ResponseObject>;
     expect(Object.keys(responses).sort()).toEqual(
-      ['200', '400', '401', '429', '500', '503', ...extra].sort(),
+      ['200', '304', '400', '401', '429', '500', '503', ...extra].sort(),
     );
 
+    // Every response has the envelope or the 200's schema, but the 304, which has no body.
+    expect(responses[304].content).toBeUndefined();
     const bodies = Object.fromEntries(
-      Object.entries(responses).map(([status, r]) => [
-        status,
-        summary(r.content?.['application/json'].schema as Schema),
-      ]),
+      Object.entries(responses)
+        .filter(([status]) => status !== '304')
+        .map(([status, r]) => [status, summary(r.content?.['application/json'].schema as Schema)]),
     );
     expect(bodies).toEqual({
       200: okSchema,
@@ -378,7 +389,10 @@ describe('the OpenAPI document', () => {
         ...optional(KEY_EXPIRATION),
       });
     }
-    expect(headersOf(responses[200])).toEqual(limited);
+    // The reads' validator, on their 200 and on the 304 that answers it.
+    const validated = { ...limited, ...required({ ETag: 'string /^W/"[A-Za-z0-9_-]{27}"$/' }) };
+    expect(headersOf(responses[200])).toEqual(validated);
+    expect(headersOf(responses[304])).toEqual(validated);
     expect(headersOf(responses[400])).toEqual(limited);
     expect(headersOf(responses[401])).toEqual(
       required({ 'WWW-Authenticate': 'string (Bearer)', ...EVERY_RESPONSE }),
@@ -581,11 +595,10 @@ describe('with a limit of 2 requests per minute per key and per address', () => 
   // itself be able to fail: each case below breaks one response and expects it to be reported.
   describe('the e2e suite’s contract check', () => {
     it('reports a 200 body that does not match its schema', async () => {
-      jest
-        .spyOn(CompaniesService.prototype, 'list')
-        .mockResolvedValueOnce(
-          jsonText(JSON.stringify({ total: 1, limit: 50, offset: 0, data: [{ id: 'co_1' }] })),
-        );
+      jest.spyOn(CompaniesService.prototype, 'list').mockResolvedValueOnce({
+        json: jsonText(JSON.stringify({ total: 1, limit: 50, offset: 0, data: [{ id: 'co_1' }] })),
+        version: '1',
+      });
 
       expect((await getWithKey(t.app, '/v1/companies', key)).status).toBe(200);
 

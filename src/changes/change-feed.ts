@@ -1,5 +1,5 @@
 import { GoneException } from '@nestjs/common';
-import { type JsonText, jsonText } from '../http/json-text';
+import { type JsonText, jsonText, type VersionedJson } from '../http/json-text';
 import type { Queryable } from '../database/queryable';
 import { sizedSql } from '../items/body-budget';
 import { isPossibleId } from '../items/fields';
@@ -100,8 +100,8 @@ export async function itemById<T>(
   sql: string,
   workspaceId: string,
   id: string,
-): Promise<JsonText<T> | null> {
+): Promise<VersionedJson<T> | null> {
   if (!isPossibleId(id)) return null;
-  const [row] = await database.query<{ body: string }>(sql, [workspaceId, id]);
-  return row ? jsonText<T>(row.body) : null;
+  const [row] = await database.query<{ body: string; version: string }>(sql, [workspaceId, id]);
+  return row ? { json: jsonText<T>(row.body), version: row.version } : null;
 }

@@ -5,6 +5,7 @@ import { CompanyDto } from './dto/company.dto';
 
 /** The companies' reads as the OpenAPI document states them (CompaniesController). */
 export const LIST_COMPANIES: ReadOperation = {
+  versioned: true,
   operationId: 'listCompanies',
   summary: 'List the identified companies, hottest first',
   description:
@@ -34,6 +35,7 @@ export const COMPANY_CHANGES: ReadOperation = {
 };
 
 export const GET_COMPANY: ReadOperation = {
+  versioned: true,
   operationId: 'getCompany',
   summary: 'Read one company',
   description:

@@ -2,7 +2,7 @@ import { Injectable, NotFoundException } from '@nestjs/common';
 import { ChangeCursors } from '../changes/change-cursor';
 import { type ChangePage, changeFeedPage, itemById } from '../changes/change-feed';
 import type { ChangesQueryDto } from '../changes/changes-query.dto';
-import type { JsonText } from '../http/json-text';
+import type { JsonText, VersionedJson } from '../http/json-text';
 import type { CompanyListQueryDto } from './dto/company-list-query.dto';
 import { BodyBudget } from '../items/body-budget';
 import { listPage } from '../items/list-page';
@@ -22,7 +22,7 @@ export class CompaniesService {
   ) {}
 
   /** A page of the workspace's companies, hottest first, ties by id so that paging is stable. */
-  list(workspaceId: string, query: CompanyListQueryDto): Promise<JsonText<Page<CompanyDto>>> {
+  list(workspaceId: string, query: CompanyListQueryDto): Promise<VersionedJson<Page<CompanyDto>>> {
     return listPage(this.database.forWorkspace(workspaceId), COMPANY_LIST, workspaceId, query, {
       budget: this.bodies,
       key: `companies:${workspaceId}`,
@@ -30,7 +30,7 @@ export class CompaniesService {
   }
 
   /** One company of the workspace; 404 when the id is not one of its companies, whether or not it exists. */
-  async get(workspaceId: string, id: string): Promise<JsonText<CompanyDto>> {
+  async get(workspaceId: string, id: string): Promise<VersionedJson<CompanyDto>> {
     const body = await itemById<CompanyDto>(
       this.database.forWorkspace(workspaceId),
       COMPANY_SQL,

@@ -17,6 +17,7 @@ import {
   isPoolSaturated,
   retryAfterSeconds,
 } from '../database/database-errors';
+import { NotModifiedException } from './conditional-requests';
 import { InFlightLimitException, markRefusal } from './refusals';
 import type { ErrorEnvelopeDto } from './error-envelope.dto';
 
@@ -38,6 +39,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const request = http.getRequest<Request>();
     const response = http.getResponse<Response>();
+    // Not an error: a conditional read whose ETag still matches (conditional-read.interceptor.ts).
+    if (exception instanceof NotModifiedException) {
+      // No body, so no type of one (set for every answer by response-headers.ts).
+      response.removeHeader('Content-Type');
+      response.status(HttpStatus.NOT_MODIFIED).end();
+      return;
+    }
     const status = this.statusOf(exception);
 
     if (status === HttpStatus.UNAUTHORIZED) response.setHeader('WWW-Authenticate', 'Bearer');

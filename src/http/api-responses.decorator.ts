@@ -95,6 +95,17 @@ const KEYED_ANSWER = (required: boolean): HeadersObject => ({
   ...EVERY_RESPONSE,
 });
 
+// The validator of every 200 of a read (http/conditional-read.interceptor.ts), and of its 304.
+const ETAG: HeadersObject = {
+  ETag: {
+    required: true,
+    description:
+      'A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the ' +
+      'body would be the same. It changes whenever the body would.',
+    schema: { type: 'string', pattern: '^W/"[A-Za-z0-9_-]{27}"$' },
+  },
+};
+
 const RETRY_AFTER: HeadersObject = {
   'Retry-After': {
     required: true,
@@ -223,11 +234,28 @@ export function ApiContractResponses(
         'refused.',
       schema: { type: 'string' },
     }),
+    ApiHeader({
+      name: 'If-None-Match',
+      required: false,
+      description:
+        'The `ETag` of an earlier 200 of the same request (or several, comma-separated, or `*`): ' +
+        'a 304 without body while the body would still be the same. A 304 is not counted ' +
+        'against the per-minute limit.',
+      schema: { type: 'string' },
+    }),
     ApiResponse({
       status: 200,
       description: okDescription,
       type: ok,
-      headers: KEYED_ANSWER(true),
+      headers: { ...ETAG, ...KEYED_ANSWER(true) },
+    }),
+    ApiResponse({
+      status: 304,
+      description:
+        '`If-None-Match` names the current `ETag`: the body would be the same, and is not sent. ' +
+        'Not counted against the per-minute limit (its hit is given back: the rate-limit headers ' +
+        'say so).',
+      headers: { ...ETAG, ...KEYED_ANSWER(true) },
     }),
     ApiResponse({
       status: 400,

@@ -1,20 +1,78 @@
+import { HttpException, HttpStatus } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
+import { createHash } from 'node:crypto';
 
-// The preconditions of RFC 9110, 13.1 that a GET may carry.
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** The entity tags of a GET's `If-None-Match` (`*` as is), weak or not; undefined: none. */
+    ifNoneMatch?: string[];
+  }
+}
+
+// The preconditions of RFC 9110, 13.1 that a GET may carry. Only If-None-Match is evaluated, by
+// the API itself (conditional-read.interceptor.ts); the others name validators the API does not
+// send (Last-Modified) or ask for a write's semantics, and are ignored.
 const CONDITIONAL_HEADERS = [
   'if-none-match',
   'if-modified-since',
   'if-match',
   'if-unmodified-since',
+  'if-range',
 ];
 
 /**
- * The API sends no validator (no `ETag`, no `Last-Modified`: every answer is `no-store`), so it
- * evaluates no precondition: every GET is answered in full. Without this, Express answered
- * `If-None-Match: *` with a bare 304 on every GET, the health probe and the OpenAPI document
- * included (its freshness check treats `*` as a match), against what docs/api.md says.
+ * Takes the preconditions out of every request before anything else reads them: Express's own
+ * freshness check would otherwise answer a bare 304 wherever a matching ETag header is set, and
+ * did answer `If-None-Match: *` with a 304 on every GET (the health probe included). A GET's
+ * `If-None-Match` is kept on the request, for the reads of /v1 that evaluate it.
  */
-export function ignorePreconditions(request: Request, _: Response, next: NextFunction): void {
+export function takePreconditions(request: Request, _: Response, next: NextFunction): void {
+  const ifNoneMatch = request.headers['if-none-match'];
+  if (request.method === 'GET' && typeof ifNoneMatch === 'string') {
+    request.ifNoneMatch = ifNoneMatch
+      .split(',')
+      .map((tag) => tag.trim())
+      .filter((tag) => tag !== '');
+  }
   for (const name of CONDITIONAL_HEADERS) delete request.headers[name];
   next();
+}
+
+/**
+ * A weak entity tag (RFC 9110, 8.8.1): equal for two answers whose bodies are the same JSON,
+ * whatever their compression. Made from what the body depends on: `parts` (the workspace, the
+ * request's path and query, and the data's version or the body itself), hashed so that nothing of
+ * them can be read back from it.
+ */
+export function weakEtag(...parts: string[]): string {
+  const hash = createHash('sha256').update(parts.join('\n')).digest('base64url').slice(0, 27);
+  return `W/"${hash}"`;
+}
+
+/** Whether `If-None-Match` names this tag, by the weak comparison of RFC 9110 (or is `*`). */
+export function matchesAny(wanted: readonly string[] | undefined, etag: string): boolean {
+  if (!wanted) return false;
+  const opaque = (tag: string) => (tag.startsWith('W/') ? tag.slice(2) : tag);
+  return wanted.some((tag) => tag === '*' || opaque(tag) === opaque(etag));
+}
+
+/** Thrown to answer 304 Not Modified: no body (AllExceptionsFilter writes it). */
+export class NotModifiedException extends HttpException {
+  constructor() {
+    super('', HttpStatus.NOT_MODIFIED);
+  }
+}
+
+/**
+ * `GET /v1/openapi.json` evaluates If-None-Match too: its ETag is the document's (fixed for a
+ * build), and a matching request gets a 304. Before SwaggerModule's route, which sends the body.
+ */
+export function conditionalDocument(document: unknown) {
+  const etag = weakEtag('openapi', JSON.stringify(document));
+  return (request: Request, response: Response, next: NextFunction): void => {
+    if (request.method !== 'GET') return next();
+    response.setHeader('ETag', etag);
+    if (!matchesAny(request.ifNoneMatch, etag)) return next();
+    response.status(HttpStatus.NOT_MODIFIED).end();
+  };
 }

@@ -1,6 +1,7 @@
-import { applyDecorators, Get, Header, type Type } from '@nestjs/common';
+import { applyDecorators, Get, Header, type Type, UseInterceptors } from '@nestjs/common';
 import { ApiOperation } from '@nestjs/swagger';
 import { ApiContractResponses, type ExtraResponses } from './api-responses.decorator';
+import { ConditionalReadInterceptor, VersionedRead } from './conditional-read.interceptor';
 
 /** What the OpenAPI document says of one read (its operation) and what it answers. */
 export interface ReadOperation extends ExtraResponses {
@@ -10,17 +11,22 @@ export interface ReadOperation extends ExtraResponses {
   /** The 200's body, and what it is. */
   ok: Type<unknown>;
   okDescription: string;
+  /** The body comes with the version of the workspace's data: a cheap 304 (conditional-read). */
+  versioned?: boolean;
 }
 
 /**
  * A `GET` of the public API whose body PostgreSQL wrote (a JsonText, see list-page-sql.ts): the
- * route, its JSON type, its operation and every documented response, with the scopes it needs.
+ * route, its JSON type, its ETag and `If-None-Match` (conditional-read.interceptor.ts), its
+ * operation and every documented response, with the scopes it needs.
  */
 export function JsonRead(path: string | undefined, operation: ReadOperation): MethodDecorator {
-  const { operationId, summary, description, ok, okDescription, ...extra } = operation;
+  const { operationId, summary, description, ok, okDescription, versioned, ...extra } = operation;
   return applyDecorators(
     Get(path),
     Header('Content-Type', 'application/json; charset=utf-8'),
+    UseInterceptors(ConditionalReadInterceptor),
+    ...(versioned ? [VersionedRead()] : []),
     ApiOperation({ operationId, summary, description }),
     ApiContractResponses(ok, okDescription, extra),
   );

@@ -11,3 +11,16 @@ export type JsonText<T> = string & { readonly [jsonOf]: T };
 export function jsonText<T>(text: string): JsonText<T> {
   return text as JsonText<T>;
 }
+
+/**
+ * A body with the version of the workspace's data it was read with (items/item-sql.ts), in one
+ * snapshot: the source of its ETag (conditional-read.interceptor.ts).
+ */
+export interface VersionedJson<T> {
+  json: JsonText<T>;
+  version: string;
+}
+
+export function isVersionedJson(value: unknown): value is VersionedJson<unknown> {
+  return typeof value === 'object' && value !== null && 'json' in value && 'version' in value;
+}

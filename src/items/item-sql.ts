@@ -26,9 +26,22 @@ export function itemJsonSql({ table, item, joins = '' }: ItemSelect, id: string)
 /**
  * One item by id, as JSON text written by PostgreSQL, the same object as in the lists. Scoped by
  * the workspace in the statement itself: an id of another workspace finds no row, exactly like
- * an id that does not exist. Parameters: $1 workspace id, $2 item id.
+ * an id that does not exist. With the workspace's data version, for the ETag. Parameters: $1
+ * workspace id, $2 item id.
  */
 export function itemSql(select: ItemSelect): string {
-  return `SELECT body FROM (SELECT ${itemJsonSql(select, '$2')}::text AS body) found
+  return `SELECT body, version FROM (SELECT ${itemJsonSql(select, '$2')}::text AS body,
+  ${DATA_VERSION_SQL} AS version) found
 WHERE body IS NOT NULL`;
 }
+
+/**
+ * The version of workspace $1's data, as text (migration 20261129100000_data_versions), read in
+ * the same statement as a body so that the two come from one snapshot: the ETag of a list or an
+ * item (http/conditional-requests.ts).
+ */
+export const DATA_VERSION_SQL = `(SELECT coalesce(max(version), 0)::text FROM workspace_data_versions
+    WHERE workspace_id = $1)`;
+
+/** The version alone: what a conditional request reads first (http/conditional-read.interceptor.ts). */
+export const DATA_VERSION_STATEMENT = `SELECT ${DATA_VERSION_SQL} AS version`;

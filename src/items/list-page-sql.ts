@@ -1,5 +1,5 @@
 import type { FilterSql } from './filters';
-import { itemJsonSql, type ItemSelect } from './item-sql';
+import { DATA_VERSION_SQL, itemJsonSql, type ItemSelect } from './item-sql';
 
 /**
  * The SQL of both lists: one statement per request that returns the whole response body, total
@@ -15,6 +15,7 @@ import { itemJsonSql, type ItemSelect } from './item-sql';
  *   triggers (migration 20261123000000_list_totals), plus, with `since`, a count of the rows of
  *   since's own UTC day that are at or after it. That day ends 24 hours after it starts, not "one
  *   day" later, which in a session zone with daylight saving could mean 23 or 25 hours.
+ * - The workspace's data version comes with the body, from the same snapshot: the ETag.
  * - PostgreSQL writes the JSON (compact: row_to_json and array_to_json), so the service sends the
  *   bytes it gets instead of building and serializing objects.
  *
@@ -78,7 +79,7 @@ export function listPageSql(list: ListPageSql, filters: FilterSql[] = []): strin
     OFFSET greatest((SELECT n FROM total) - $4::bigint - $3, 0))
   ) both_ends LIMIT $3
 )
-SELECT row_to_json(envelope)::text AS body FROM (
+SELECT row_to_json(envelope)::text AS body, ${DATA_VERSION_SQL} AS version FROM (
   SELECT
     (SELECT n FROM total) AS total,
     $3::integer AS "limit",

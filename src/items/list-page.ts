@@ -1,5 +1,5 @@
 import type { Queryable } from '../database/queryable';
-import { type JsonText, jsonText } from '../http/json-text';
+import { jsonText, type VersionedJson } from '../http/json-text';
 import type { ListQueryDto } from '../http/list-query.dto';
 import { type BodyBudget, sizedSql } from './body-budget';
 import { type Filters, filterSql, givenFilters } from './filters';
@@ -38,7 +38,7 @@ export class ListStatements {
     if (text === undefined) {
       const filters = filterNames.map((name, i) => filterSql(this.filters[name], 5 + i));
       const plain = filters.length === 0 ? this.unfiltered : listPageSql(this.select, filters);
-      text = { plain, sized: sizedSql(plain, 'body', [], 5 + filters.length) };
+      text = { plain, sized: sizedSql(plain, 'body', ['version'], 5 + filters.length) };
       this.texts.set(key, text);
     }
     return text;
@@ -55,22 +55,26 @@ export async function listPage<T>(
   workspaceId: string,
   query: ListQueryDto,
   room?: BodyRoom,
-): Promise<JsonText<T>> {
+): Promise<VersionedJson<T>> {
   const { since, limit, offset } = query;
   const filters = givenFilters(list.filters, query as unknown as Record<string, unknown>);
   const sql = list.text(filters.names);
   const values = [workspaceId, since ?? null, limit, offset, ...filters.values];
+  type Row = { body: string; version: string };
   if (room === undefined) {
-    const [row] = await database.query<{ body: string }>(sql.plain, values);
-    return jsonText<T>(row.body);
+    const [row] = await database.query<Row>(sql.plain, values);
+    return { json: jsonText<T>(row.body), version: row.version };
   }
   const row = await room.budget.read(
     room.key,
     async (cap) =>
       (
-        await database.query<{ body: string | null; bytes: number }>(sql.sized, [...values, cap])
+        await database.query<{ body: string | null; version: string; bytes: number }>(sql.sized, [
+          ...values,
+          cap,
+        ])
       )[0],
     (found) => found.body,
   );
-  return jsonText<T>(row?.body as string);
+  return { json: jsonText<T>(row?.body as string), version: row?.version as string };
 }

@@ -5,6 +5,7 @@ import { LeadDto } from './dto/lead.dto';
 
 /** The leads' reads as the OpenAPI document states them (LeadsController). */
 export const LIST_LEADS: ReadOperation = {
+  versioned: true,
   operationId: 'listLeads',
   summary: 'List the qualified leads, hottest first',
   description:
@@ -33,6 +34,7 @@ export const LEAD_CHANGES: ReadOperation = {
 };
 
 export const GET_LEAD: ReadOperation = {
+  versioned: true,
   operationId: 'getLead',
   summary: 'Read one lead',
   description:

@@ -2,7 +2,7 @@ import { Injectable, NotFoundException } from '@nestjs/common';
 import { ChangeCursors } from '../changes/change-cursor';
 import { type ChangePage, changeFeedPage, itemById } from '../changes/change-feed';
 import type { ChangesQueryDto } from '../changes/changes-query.dto';
-import type { JsonText } from '../http/json-text';
+import type { JsonText, VersionedJson } from '../http/json-text';
 import type { LeadListQueryDto } from './dto/lead-list-query.dto';
 import { BodyBudget } from '../items/body-budget';
 import { listPage } from '../items/list-page';
@@ -22,7 +22,7 @@ export class LeadsService {
   ) {}
 
   /** A page of the workspace's leads, hottest first, ties by id so that paging is stable. */
-  list(workspaceId: string, query: LeadListQueryDto): Promise<JsonText<Page<LeadDto>>> {
+  list(workspaceId: string, query: LeadListQueryDto): Promise<VersionedJson<Page<LeadDto>>> {
     return listPage(this.database.forWorkspace(workspaceId), LEAD_LIST, workspaceId, query, {
       budget: this.bodies,
       key: `leads:${workspaceId}`,
@@ -30,7 +30,7 @@ export class LeadsService {
   }
 
   /** One lead of the workspace; 404 when the id is not one of its leads, whether or not it exists. */
-  async get(workspaceId: string, id: string): Promise<JsonText<LeadDto>> {
+  async get(workspaceId: string, id: string): Promise<VersionedJson<LeadDto>> {
     const body = await itemById<LeadDto>(
       this.database.forWorkspace(workspaceId),
       LEAD_SQL,

@@ -25,6 +25,7 @@ import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { missingScopes, missingScopesMessage } from '../auth/scopes';
 import { CompaniesService } from '../companies/companies.service';
 import { isDatabaseUnavailable } from '../database/database-errors';
+import { isVersionedJson } from '../http/json-text';
 import { StrictValidationPipe, VALIDATION_OPTIONS } from '../http/strict-validation.pipe';
 import { LeadsService } from '../leads/leads.service';
 import { ROOT_LOGGER } from '../logging/app-logger';
@@ -206,7 +207,11 @@ export class McpEndpoint {
         metatype: tool.query,
       })) as never;
       const answer = await tool.call(this.services, auth.workspace, id as string, validated);
-      const text = typeof answer === 'string' ? answer : JSON.stringify(answer);
+      const text = isVersionedJson(answer)
+        ? answer.json
+        : typeof answer === 'string'
+          ? answer
+          : JSON.stringify(answer);
       const body = JSON.parse(text) as Record<string, unknown>;
       return {
         content: [{ type: 'text', text: `${summaryLine(tool, body)}\n${text}` }],

@@ -27,7 +27,8 @@ WITH total AS (
     OFFSET greatest((SELECT n FROM total) - $4::bigint - $3, 0))
   ) both_ends LIMIT $3
 )
-SELECT row_to_json(envelope)::text AS body FROM (
+SELECT row_to_json(envelope)::text AS body, (SELECT coalesce(max(version), 0)::text FROM workspace_data_versions
+    WHERE workspace_id = $1) AS version FROM (
   SELECT
     (SELECT n FROM total) AS total,
     $3::integer AS "limit",
@@ -50,7 +51,7 @@ SELECT row_to_json(envelope)::text AS body FROM (
     ) AS data
 ) envelope
 )
-SELECT CASE WHEN $5::bigint IS NULL OR octet_length(body) <= $5::bigint
+SELECT version, CASE WHEN $5::bigint IS NULL OR octet_length(body) <= $5::bigint
     THEN body END AS body,
   octet_length(body) AS bytes
 FROM sized;
@@ -80,7 +81,8 @@ WITH total AS (
     OFFSET greatest((SELECT n FROM total) - $4::bigint - $3, 0))
   ) both_ends LIMIT $3
 )
-SELECT row_to_json(envelope)::text AS body FROM (
+SELECT row_to_json(envelope)::text AS body, (SELECT coalesce(max(version), 0)::text FROM workspace_data_versions
+    WHERE workspace_id = $1) AS version FROM (
   SELECT
     (SELECT n FROM total) AS total,
     $3::integer AS "limit",
@@ -103,14 +105,14 @@ SELECT row_to_json(envelope)::text AS body FROM (
     ) AS data
 ) envelope
 )
-SELECT CASE WHEN $9::bigint IS NULL OR octet_length(body) <= $9::bigint
+SELECT version, CASE WHEN $9::bigint IS NULL OR octet_length(body) <= $9::bigint
     THEN body END AS body,
   octet_length(body) AS bytes
 FROM sized;
 
 -- COMPANY_SQL (src/companies/companies.sql.ts)
 -- GET /v1/companies/{id}. $1 workspace, $2 id.
-SELECT body FROM (SELECT (SELECT row_to_json(item) FROM companies row 
+SELECT body, version FROM (SELECT (SELECT row_to_json(item) FROM companies row 
     CROSS JOIN LATERAL (SELECT row.id AS "id", row.name AS "name", row.domain AS "domain", row.industry AS "industry", row.size AS "size", row.country AS "country", row.city AS "city", row.revenue AS "revenue", row.siren AS "siren", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.icp_score AS "icpScore", row.commercial_score AS "commercialScore", row.crm_status AS "crmStatus", row.visits_count AS "visitsCount", to_char(row.first_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "firstSeen", to_char(row.last_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "lastSeen",
     coalesce(
       (SELECT array_to_json(array_agg(contact ORDER BY contact.seniority, contact.name, contact.id))
@@ -120,7 +122,9 @@ SELECT body FROM (SELECT (SELECT row_to_json(item) FROM companies row
         ) contact),
       '[]'
     ) AS contacts) item
-    WHERE row.workspace_id = $1 AND row.id = $2)::text AS body) found
+    WHERE row.workspace_id = $1 AND row.id = $2)::text AS body,
+  (SELECT coalesce(max(version), 0)::text FROM workspace_data_versions
+    WHERE workspace_id = $1) AS version) found
 WHERE body IS NOT NULL;
 
 -- COMPANY_CHANGES_SQL (src/companies/companies.sql.ts)

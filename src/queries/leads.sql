@@ -27,7 +27,8 @@ WITH total AS (
     OFFSET greatest((SELECT n FROM total) - $4::bigint - $3, 0))
   ) both_ends LIMIT $3
 )
-SELECT row_to_json(envelope)::text AS body FROM (
+SELECT row_to_json(envelope)::text AS body, (SELECT coalesce(max(version), 0)::text FROM workspace_data_versions
+    WHERE workspace_id = $1) AS version FROM (
   SELECT
     (SELECT n FROM total) AS total,
     $3::integer AS "limit",
@@ -42,7 +43,7 @@ SELECT row_to_json(envelope)::text AS body FROM (
     ) AS data
 ) envelope
 )
-SELECT CASE WHEN $5::bigint IS NULL OR octet_length(body) <= $5::bigint
+SELECT version, CASE WHEN $5::bigint IS NULL OR octet_length(body) <= $5::bigint
     THEN body END AS body,
   octet_length(body) AS bytes
 FROM sized;
@@ -72,7 +73,8 @@ WITH total AS (
     OFFSET greatest((SELECT n FROM total) - $4::bigint - $3, 0))
   ) both_ends LIMIT $3
 )
-SELECT row_to_json(envelope)::text AS body FROM (
+SELECT row_to_json(envelope)::text AS body, (SELECT coalesce(max(version), 0)::text FROM workspace_data_versions
+    WHERE workspace_id = $1) AS version FROM (
   SELECT
     (SELECT n FROM total) AS total,
     $3::integer AS "limit",
@@ -87,16 +89,18 @@ SELECT row_to_json(envelope)::text AS body FROM (
     ) AS data
 ) envelope
 )
-SELECT CASE WHEN $9::bigint IS NULL OR octet_length(body) <= $9::bigint
+SELECT version, CASE WHEN $9::bigint IS NULL OR octet_length(body) <= $9::bigint
     THEN body END AS body,
   octet_length(body) AS bytes
 FROM sized;
 
 -- LEAD_SQL (src/leads/leads.sql.ts)
 -- GET /v1/leads/{id}. $1 workspace, $2 id.
-SELECT body FROM (SELECT (SELECT row_to_json(item) FROM leads row JOIN companies company ON company.id = row.company_id AND company.workspace_id = row.workspace_id
+SELECT body, version FROM (SELECT (SELECT row_to_json(item) FROM leads row JOIN companies company ON company.id = row.company_id AND company.workspace_id = row.workspace_id
     CROSS JOIN LATERAL (SELECT row.id AS "id", row.company_id AS "companyId", company.name AS "companyName", row.contact_name AS "contactName", row.contact_title AS "contactTitle", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.signal AS "signal", row.recommended_action AS "recommendedAction", row.status AS "status", to_char(row.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", row.contact_email AS "contactEmail", row.assigned_to_id AS "assignedToId") item
-    WHERE row.workspace_id = $1 AND row.id = $2)::text AS body) found
+    WHERE row.workspace_id = $1 AND row.id = $2)::text AS body,
+  (SELECT coalesce(max(version), 0)::text FROM workspace_data_versions
+    WHERE workspace_id = $1) AS version) found
 WHERE body IS NOT NULL;
 
 -- LEAD_CHANGES_SQL (src/leads/leads.sql.ts)

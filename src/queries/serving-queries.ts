@@ -1,6 +1,7 @@
 import { API_KEY_BY_HASH_SQL, API_KEY_RECORD_USE_SQL } from '../auth/api-keys.sql';
 import { COMPANY_CHANGES_SQL, COMPANY_LIST, COMPANY_SQL } from '../companies/companies.sql';
 import { sizedFeedSql } from '../changes/change-feed';
+import { DATA_VERSION_STATEMENT } from '../items/item-sql';
 import { LEAD_CHANGES_SQL, LEAD_LIST, LEAD_SQL } from '../leads/leads.sql';
 
 /** A statement of the serving path, as its module exports it. */
@@ -29,6 +30,16 @@ export const SERVING_QUERIES: Record<string, ServingQuery[]> = {
       source: 'src/auth/api-keys.sql.ts',
       what: "The key's lastUsedAt, at most once a minute.",
       sql: API_KEY_RECORD_USE_SQL,
+    },
+  ],
+  items: [
+    {
+      name: 'DATA_VERSION_STATEMENT',
+      source: 'src/items/item-sql.ts',
+      what:
+        "The version of workspace $1's data: a list's or an item's request with If-None-Match " +
+        'reads it first (http/conditional-read.interceptor.ts).',
+      sql: DATA_VERSION_STATEMENT,
     },
   ],
   companies: [

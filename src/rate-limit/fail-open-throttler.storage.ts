@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
+import { refundHit } from './rate-limit-refund';
 import { Clock } from '../common/clock';
 import type { ThrottlerStorageRecord } from './fixed-window-throttler.storage';
 
@@ -43,6 +44,16 @@ export class FailOpenThrottlerStorage implements ThrottlerStorage {
       this.logger.log('Shared rate-limit store answering again: limits are shared again');
     }
     return record;
+  }
+
+  /** Gives back one hit where it was counted: the shared store, or the local one while it fails. */
+  async refund(key: string): Promise<void> {
+    try {
+      await refundHit(this.shared, key);
+    } catch (error) {
+      this.reportFailure(error);
+      await refundHit(this.local, key);
+    }
   }
 
   private reportFailure(error: unknown): void {

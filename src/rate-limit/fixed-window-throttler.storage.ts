@@ -41,6 +41,13 @@ export class FixedWindowThrottlerStorage implements ThrottlerStorage {
     });
   }
 
+  /** Gives back one hit of the key's current window (a 304: rate-limit-refund.ts). */
+  refund(key: string): Promise<void> {
+    const window = this.windows.get(key);
+    if (window && window.endsAt > this.clock.now() && window.hits > 0) window.hits -= 1;
+    return Promise.resolve();
+  }
+
   private sweep(): void {
     const now = this.clock.now();
     for (const [key, window] of this.windows) {

@@ -8,6 +8,7 @@ import {
 import { AuthModule } from '../auth/auth.module';
 import { InFlightLimiter } from './in-flight-limiter';
 import { InFlightRefusal } from './in-flight-refusal';
+import { RateLimitRefund } from './rate-limit-refund';
 
 /**
  * The one count of requests in progress per workspace (the guard's, read by the metrics too), and
@@ -16,8 +17,9 @@ import { InFlightRefusal } from './in-flight-refusal';
 @Global()
 @Module({
   imports: [AuthModule],
-  providers: [InFlightLimiter, InFlightRefusal],
-  exports: [InFlightLimiter],
+  // RateLimitRefund: a 304's hit of the per-minute budget given back, wherever it is answered.
+  providers: [InFlightLimiter, InFlightRefusal, RateLimitRefund],
+  exports: [InFlightLimiter, RateLimitRefund],
 })
 export class InFlightModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -49,9 +49,13 @@ export function setInFlightHeaders(response: HeaderSink, limit: number, remainin
 
 /**
  * Both fields are Structured Field Lists (RFC 9651): one policy's member added to what another
- * limit already set, on one field line.
+ * limit already set, on one field line; a member of the same policy is replaced (a 304's refund
+ * states the budget again).
  */
 function addListMember(response: HeaderSink, name: string, member: string): void {
+  const policy = member.slice(0, member.indexOf(';') + 1);
   const current = response.getHeader(name);
-  response.setHeader(name, typeof current === 'string' ? `${current}, ${member}` : member);
+  const others =
+    typeof current === 'string' ? current.split(', ').filter((m) => !m.startsWith(policy)) : [];
+  response.setHeader(name, [...others, member].join(', '));
 }

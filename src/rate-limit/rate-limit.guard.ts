@@ -7,6 +7,7 @@ import {
 
 import type { Request, Response } from 'express';
 import { setRateLimitHeaders } from './rate-limit-headers';
+import { rateLimitKey } from './rate-limit-refund';
 
 /**
  * The per-key rate limit: @nestjs/throttler's guard, tracking the API key (set by the key guard,
@@ -24,7 +25,7 @@ export class RateLimitGuard extends ThrottlerGuard {
   }
 
   protected override generateKey(_context: ExecutionContext, tracker: string): string {
-    return `api-key:${tracker}`;
+    return rateLimitKey(tracker);
   }
 
   /**
@@ -46,11 +47,14 @@ export class RateLimitGuard extends ThrottlerGuard {
     if (counted.isBlocked) {
       await this.throwThrottlingException(context, { limit, ttl, key, tracker, ...counted });
     }
-    setRateLimitHeaders(res as Response, {
+    const state = {
       limit,
       remaining: limit - counted.totalHits,
       resetSeconds: counted.timeToExpire,
-    });
+    };
+    // Kept on the request for a 304, whose hit is given back (rate-limit-refund.ts).
+    (req as Request).rateLimit = state;
+    setRateLimitHeaders(res as Response, state);
     return true;
   }
 

@@ -18,6 +18,14 @@ end
 return { hits, left }
 `;
 
+// Gives back one hit, only to a window still open (an expired key is not brought back to life).
+const REFUND_HIT = `
+if redis.call('PTTL', KEYS[1]) > 0 and tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then
+  redis.call('DECR', KEYS[1])
+end
+return 0
+`;
+
 const KEY_PREFIX = 'rate-limit:';
 
 /**
@@ -31,6 +39,11 @@ const KEY_PREFIX = 'rate-limit:';
  */
 export class RedisThrottlerStorage implements ThrottlerStorage {
   constructor(private readonly redis: Redis) {}
+
+  /** Gives back one hit of the key's current window (a 304: rate-limit-refund.ts). */
+  async refund(key: string): Promise<void> {
+    await this.redis.eval(REFUND_HIT, 1, KEY_PREFIX + key);
+  }
 
   async increment(key: string, ttl: number, limit: number): Promise<ThrottlerStorageRecord> {
     const reply = await this.redis.eval(COUNT_HIT, 1, KEY_PREFIX + key, ttl);

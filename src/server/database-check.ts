@@ -15,6 +15,7 @@ const TABLES = [
   'lead_day_counts',
   'company_filter_counts',
   'lead_filter_counts',
+  'workspace_data_versions',
   'company_changes',
   'lead_changes',
   'change_horizons',

@@ -172,7 +172,10 @@ function checkBeyondTheValidator(document: OpenAPIObject) {
     // At end() rather than on 'finish', which may come after the client has the response.
     const end = response.end.bind(response);
     response.end = ((...args: Parameters<typeof end>) => {
-      if (!answeredWithJson) record(request, response.statusCode, 'not answered with JSON');
+      // A 304 has no body (RFC 9110, 15.4.5), and the document gives it none.
+      if (!answeredWithJson && response.statusCode !== 304) {
+        record(request, response.statusCode, 'not answered with JSON');
+      }
       return end(...args);
     }) as typeof response.end;
     next();

@@ -489,6 +489,8 @@ export interface operations {
             header?: {
                 /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
                 "X-Request-Id"?: string;
+                /** @description The `ETag` of an earlier 200 of the same request (or several, comma-separated, or `*`): a 304 without body while the body would still be the same. A 304 is not counted against the per-minute limit. */
+                "If-None-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -498,6 +500,8 @@ export interface operations {
             /** @description The key is valid and targets this workspace. */
             200: {
                 headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit": number;
                     /** @description Requests left in the current window. */
@@ -521,6 +525,33 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["WorkspaceDto"];
                 };
+            };
+            /** @description `If-None-Match` names the current `ETag`: the body would be the same, and is not sent. Not counted against the per-minute limit (its hit is given back: the rate-limit headers say so). */
+            304: {
+                headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for this workspace (`cursor is not valid`). `message` has one entry per violated constraint. The request counts against the rate limit. */
             400: {
@@ -721,6 +752,8 @@ export interface operations {
             header?: {
                 /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
                 "X-Request-Id"?: string;
+                /** @description The `ETag` of an earlier 200 of the same request (or several, comma-separated, or `*`): a 304 without body while the body would still be the same. A 304 is not counted against the per-minute limit. */
+                "If-None-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -730,6 +763,8 @@ export interface operations {
             /** @description A page of companies. */
             200: {
                 headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit": number;
                     /** @description Requests left in the current window. */
@@ -753,6 +788,33 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CompanyPageDto"];
                 };
+            };
+            /** @description `If-None-Match` names the current `ETag`: the body would be the same, and is not sent. Not counted against the per-minute limit (its hit is given back: the rate-limit headers say so). */
+            304: {
+                headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for this workspace (`cursor is not valid`). `message` has one entry per violated constraint. The request counts against the rate limit. */
             400: {
@@ -971,6 +1033,8 @@ export interface operations {
             header?: {
                 /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
                 "X-Request-Id"?: string;
+                /** @description The `ETag` of an earlier 200 of the same request (or several, comma-separated, or `*`): a 304 without body while the body would still be the same. A 304 is not counted against the per-minute limit. */
+                "If-None-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -980,6 +1044,8 @@ export interface operations {
             /** @description A page of changes, possibly empty. */
             200: {
                 headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit": number;
                     /** @description Requests left in the current window. */
@@ -1003,6 +1069,33 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CompanyChangePageDto"];
                 };
+            };
+            /** @description `If-None-Match` names the current `ETag`: the body would be the same, and is not sent. Not counted against the per-minute limit (its hit is given back: the rate-limit headers say so). */
+            304: {
+                headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for this workspace (`cursor is not valid`). `message` has one entry per violated constraint. The request counts against the rate limit. */
             400: {
@@ -1252,6 +1345,8 @@ export interface operations {
             header?: {
                 /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
                 "X-Request-Id"?: string;
+                /** @description The `ETag` of an earlier 200 of the same request (or several, comma-separated, or `*`): a 304 without body while the body would still be the same. A 304 is not counted against the per-minute limit. */
+                "If-None-Match"?: string;
             };
             path: {
                 id: string;
@@ -1263,6 +1358,8 @@ export interface operations {
             /** @description The company. */
             200: {
                 headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit": number;
                     /** @description Requests left in the current window. */
@@ -1286,6 +1383,33 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CompanyDto"];
                 };
+            };
+            /** @description `If-None-Match` names the current `ETag`: the body would be the same, and is not sent. Not counted against the per-minute limit (its hit is given back: the rate-limit headers say so). */
+            304: {
+                headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for this workspace (`cursor is not valid`). `message` has one entry per violated constraint. The request counts against the rate limit. */
             400: {
@@ -1550,6 +1674,8 @@ export interface operations {
             header?: {
                 /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
                 "X-Request-Id"?: string;
+                /** @description The `ETag` of an earlier 200 of the same request (or several, comma-separated, or `*`): a 304 without body while the body would still be the same. A 304 is not counted against the per-minute limit. */
+                "If-None-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -1559,6 +1685,8 @@ export interface operations {
             /** @description A page of leads. */
             200: {
                 headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit": number;
                     /** @description Requests left in the current window. */
@@ -1582,6 +1710,33 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["LeadPageDto"];
                 };
+            };
+            /** @description `If-None-Match` names the current `ETag`: the body would be the same, and is not sent. Not counted against the per-minute limit (its hit is given back: the rate-limit headers say so). */
+            304: {
+                headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for this workspace (`cursor is not valid`). `message` has one entry per violated constraint. The request counts against the rate limit. */
             400: {
@@ -1800,6 +1955,8 @@ export interface operations {
             header?: {
                 /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
                 "X-Request-Id"?: string;
+                /** @description The `ETag` of an earlier 200 of the same request (or several, comma-separated, or `*`): a 304 without body while the body would still be the same. A 304 is not counted against the per-minute limit. */
+                "If-None-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -1809,6 +1966,8 @@ export interface operations {
             /** @description A page of changes, possibly empty. */
             200: {
                 headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit": number;
                     /** @description Requests left in the current window. */
@@ -1832,6 +1991,33 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["LeadChangePageDto"];
                 };
+            };
+            /** @description `If-None-Match` names the current `ETag`: the body would be the same, and is not sent. Not counted against the per-minute limit (its hit is given back: the rate-limit headers say so). */
+            304: {
+                headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for this workspace (`cursor is not valid`). `message` has one entry per violated constraint. The request counts against the rate limit. */
             400: {
@@ -2081,6 +2267,8 @@ export interface operations {
             header?: {
                 /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
                 "X-Request-Id"?: string;
+                /** @description The `ETag` of an earlier 200 of the same request (or several, comma-separated, or `*`): a 304 without body while the body would still be the same. A 304 is not counted against the per-minute limit. */
+                "If-None-Match"?: string;
             };
             path: {
                 id: string;
@@ -2092,6 +2280,8 @@ export interface operations {
             /** @description The lead. */
             200: {
                 headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
                     /** @description Requests allowed per one-minute window. */
                     "X-RateLimit-Limit": number;
                     /** @description Requests left in the current window. */
@@ -2115,6 +2305,33 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["LeadDto"];
                 };
+            };
+            /** @description `If-None-Match` names the current `ETag`: the body would be the same, and is not sent. Not counted against the per-minute limit (its hit is given back: the rate-limit headers say so). */
+            304: {
+                headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for this workspace (`cursor is not valid`). `message` has one entry per violated constraint. The request counts against the rate limit. */
             400: {

@@ -1,0 +1,81 @@
+import {
+  type CallHandler,
+  type ExecutionContext,
+  Injectable,
+  type NestInterceptor,
+  SetMetadata,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request, Response } from 'express';
+import { from, mergeMap, type Observable } from 'rxjs';
+import { Database } from '../database/database';
+import { DATA_VERSION_STATEMENT } from '../items/item-sql';
+import { RateLimitRefund } from '../rate-limit/rate-limit-refund';
+import { matchesAny, NotModifiedException, weakEtag } from './conditional-requests';
+import { isVersionedJson } from './json-text';
+
+/** Marks a read whose body is a VersionedJson: its ETag is known before its statement runs. */
+export const VERSIONED_READ = 'versionedRead';
+export const VersionedRead = () => SetMetadata(VERSIONED_READ, true);
+
+/**
+ * ETags and `If-None-Match` for the reads of /v1 (docs/api.md, "Conditional requests").
+ *
+ * - Lists and single reads (VersionedRead): the ETag is made from the workspace, the request's
+ *   path and query, and the version of the workspace's data read in the same statement as the
+ *   body (items/item-sql.ts). A request with `If-None-Match` first reads the version alone, one
+ *   small statement: when the tag still matches, the answer is a 304 and the page's statement
+ *   never runs.
+ * - The change feeds and /v1/me: the ETag is made from the body, so a 304 saves the transfer, not
+ *   the statement. A feed page's body can change with no write to the workspace (its cursor
+ *   follows the database's transaction horizon), which a data version would miss.
+ *
+ * A 304 carries the ETag, the request id and the rate-limit headers, no body, and gives its hit
+ * of the per-minute budget back (rate-limit-refund.ts).
+ */
+@Injectable()
+export class ConditionalReadInterceptor implements NestInterceptor {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly database: Database,
+    private readonly refunds: RateLimitRefund,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const request = context.switchToHttp().getRequest<Request>();
+    const response = context.switchToHttp().getResponse<Response>();
+    const workspaceId = request.auth?.workspace.id ?? '';
+    const etagOf = (source: string) => weakEtag(workspaceId, request.originalUrl, source);
+    const versioned = this.reflector.get<boolean>(VERSIONED_READ, context.getHandler()) === true;
+
+    const answer = async (): Promise<Observable<unknown>> => {
+      if (versioned && request.ifNoneMatch) {
+        const [{ version }] = await this.database
+          .forWorkspace(workspaceId)
+          .query<{ version: string }>(DATA_VERSION_STATEMENT, [workspaceId]);
+        await this.unlessModified(request, response, etagOf(`version:${version}`));
+      }
+      return next.handle().pipe(
+        mergeMap(async (result: unknown) => {
+          const body = isVersionedJson(result)
+            ? result.json
+            : typeof result === 'string'
+              ? result
+              : JSON.stringify(result);
+          const source = isVersionedJson(result) ? `version:${result.version}` : `body:${body}`;
+          await this.unlessModified(request, response, etagOf(source));
+          return body;
+        }),
+      );
+    };
+    return from(answer()).pipe(mergeMap((observable) => observable));
+  }
+
+  /** Sets the ETag; a request that names it gets a 304 (thrown), its budget's hit given back. */
+  private async unlessModified(request: Request, response: Response, etag: string): Promise<void> {
+    response.setHeader('ETag', etag);
+    if (!matchesAny(request.ifNoneMatch, etag)) return;
+    await this.refunds.refund(request, response);
+    throw new NotModifiedException();
+  }
+}
