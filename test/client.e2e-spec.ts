@@ -131,6 +131,19 @@ describe('the TypeScript client against the server', () => {
     expect(leads.map((lead) => lead.intentScore)).toEqual([70, 50]);
   });
 
+  it('with revalidate, asks again with If-None-Match and returns the kept page on a 304', async () => {
+    const { client, statuses } = recordingClient(t, { apiKey: key, baseUrl, revalidate: 2 });
+    const first = await client.listCompanies({ limit: 2 });
+    const again = await client.listCompanies({ limit: 2 });
+    expect(again).toStrictEqual(first);
+    expect(statuses).toEqual([200, 304]);
+    // Three URLs kept at most two: the first one asked for is the one forgotten.
+    await client.listLeads();
+    await client.me();
+    await client.listCompanies({ limit: 2 });
+    expect(statuses).toEqual([200, 304, 200, 200, 200]);
+  });
+
   it('the lists and iterators send the filters, several values comma-separated', async () => {
     const { client } = recordingClient(t, { apiKey: key, baseUrl });
     const page = await client.listCompanies({ minIntentScore: 60, intentLevel: ['warm', 'hot'] });

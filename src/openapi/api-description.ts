@@ -101,6 +101,14 @@ comes compressed (\`Content-Encoding: br\` or \`gzip\`, with its exact \`Content
 your \`Accept-Encoding\` allows it: ask for \`br, gzip\` (a page of 200 companies, ~200 KB of
 JSON, is ~36 KB in br).
 
+## Conditional requests
+
+Every 200 of a read carries a weak \`ETag\`. Send it back as \`If-None-Match\` with the same
+request: while the body would be the same, the answer is a 304 without body, which is not counted
+against the per-minute limit. For the lists and single reads the 304 is cheap (the page is not
+read); the ETag changes with any write of the workspace's data, whatever the order in which
+writers commit.
+
 ## Versioning
 
 The version is in the path prefix \`/v1\`; this document describes version \`1\`. The change

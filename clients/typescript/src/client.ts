@@ -29,6 +29,13 @@ export interface ClientOptions {
   backoffBaseMs?: number;
   /** The longest backoff wait, in ms. Default 30 000. */
   backoffMaxMs?: number;
+  /**
+   * Keep the last answers (by URL) with their `ETag` and revalidate them with `If-None-Match`: an
+   * unchanged answer then comes back as a 304, without body and not counted against the rate
+   * limit, and the kept copy is returned. `true` keeps the 100 URLs used last; a number, that
+   * many. Default off.
+   */
+  revalidate?: boolean | number;
   /** Injectable for tests: the platform's `fetch` by default. */
   fetch?: typeof fetch;
   /** Injectable for tests: a `setTimeout` by default. */
@@ -62,6 +69,9 @@ export class Client {
   private readonly baseUrl: string;
   private readonly maxRetries: number;
   private readonly maxRateLimitRetries: number;
+  /** Answers kept for revalidation, by URL, least recently used first (`revalidate`). */
+  private readonly kept = new Map<string, { etag: string; body: unknown }>();
+  private readonly maxKept: number;
   private readonly backoff: { baseMs: number; maxMs: number; random: () => number };
   private readonly fetch: typeof fetch;
   private readonly sleep: (ms: number) => Promise<void>;
@@ -79,6 +89,12 @@ export class Client {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.maxRetries = options.maxRetries ?? 4;
     this.maxRateLimitRetries = options.maxRateLimitRetries ?? 5;
+    this.maxKept =
+      options.revalidate === true
+        ? 100
+        : typeof options.revalidate === 'number'
+          ? options.revalidate
+          : 0;
     this.backoff = {
       baseMs: options.backoffBaseMs ?? 500,
       maxMs: options.backoffMaxMs ?? 30_000,
@@ -206,6 +222,7 @@ export class Client {
     let rateLimited = 0;
     for (let attempt = 1; ; attempt++) {
       await this.waitForWindow();
+      const kept = this.kept.get(url);
       let response: Response;
       try {
         response = await this.fetch(url, {
@@ -216,6 +233,7 @@ export class Client {
             // rather than left to the platform's default. Node's fetch (and browsers') decode
             // both; a custom `fetch` must too.
             'Accept-Encoding': ACCEPT_ENCODING,
+            ...(kept && { 'If-None-Match': kept.etag }),
           },
         });
       } catch (error) {
@@ -224,7 +242,16 @@ export class Client {
         continue;
       }
       this.noteRateLimit(response);
-      if (response.ok) return (await response.json()) as T;
+      if (response.status === 304 && kept) {
+        this.keep(url, kept.etag, kept.body);
+        return kept.body as T;
+      }
+      if (response.ok) {
+        const body = (await response.json()) as T;
+        const etag = response.headers.get('etag');
+        if (etag !== null) this.keep(url, etag, body);
+        return body;
+      }
 
       if (response.status === 429 && rateLimited < this.maxRateLimitRetries) {
         // The wait is the spent window's (noteRateLimit): being told to wait is not a failure.
@@ -247,6 +274,14 @@ export class Client {
       // request, so a retry would most likely hit it again and only delay the report.
       throw await errorFromResponse(response, attempt);
     }
+  }
+
+  /** Keeps an answer for revalidation, as the most recently used; forgets the least recent. */
+  private keep(url: string, etag: string, body: unknown): void {
+    if (this.maxKept === 0) return;
+    this.kept.delete(url);
+    this.kept.set(url, { etag, body });
+    if (this.kept.size > this.maxKept) this.kept.delete(this.kept.keys().next().value as string);
   }
 
   /**
