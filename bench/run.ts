@@ -14,6 +14,8 @@ import { applyMigrations } from '../src/database/migrator';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/dev/embedded-postgres';
 import { findFreePort } from '../src/dev/free-port';
 import { LEAD_LIST } from '../src/leads/leads.sql';
+import { DATA_VERSION_STATEMENT } from '../src/items/item-sql';
+import { weakEtag } from '../src/http/conditional-requests';
 import type { ListStatements } from '../src/items/list-page';
 import { listStatement } from './list-statement';
 import {
@@ -89,6 +91,8 @@ interface Workload {
   servers?: ServerName[];
   /** Request headers besides the key's. */
   headers?: Record<string, string>;
+  /** The status every answer must have, when not 200. */
+  expectedStatus?: number;
   /** The SQL statements of one such request, with their parameters, for pgbench. */
   statements: (request: Request) => [string, SqlValue[]][];
 }
@@ -106,7 +110,10 @@ async function main(): Promise<void> {
     const only = process.env.BENCH_WORKLOADS?.split(',');
     const selected = (id: string) => !only || only.includes(id);
     const feedPages = (await locateFeedPages(database.url)).filter(({ id }) => selected(id));
-    const workloads = defineWorkloads(keys, feedPages).filter(({ id }) => selected(id));
+    const revalidated = await revalidatedPage(database.url);
+    const workloads = defineWorkloads(keys, feedPages, revalidated).filter(({ id }) =>
+      selected(id),
+    );
     const largeKey = keys.get(LARGE_WORKSPACE_ID) ?? '';
     const report: Report = {
       smoke,
@@ -178,7 +185,7 @@ async function main(): Promise<void> {
       }
       if (selected('w')) {
         const servicePort = servers.get('service')?.port ?? 0;
-        const pageOne = defineWorkloads(keys, feedPages).find(({ id }) => id === 'a');
+        const pageOne = defineWorkloads(keys, feedPages, revalidated).find(({ id }) => id === 'a');
         if (!pageOne) throw new Error('workload (a) is not defined');
         report.webhooks = await measureWebhooks({
           databaseUrl: database.url,
@@ -407,7 +414,27 @@ function feedPath(after: FeedPosition | undefined): string {
   return `/v1/companies/changes?${query.toString()}`;
 }
 
-function defineWorkloads(keys: Map<string, string>, feedPages: FeedPageCase[]): Workload[] {
+/** The page of workloads r and r304, with the ETag the service gives it (its data version's). */
+const REVALIDATED_PATH = '/v1/companies?limit=200';
+
+async function revalidatedPage(url: string): Promise<{ path: string; etag: string }> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const workspace = smallWorkspaceId(1);
+    const { rows } = await client.query<{ version: string }>(DATA_VERSION_STATEMENT, [workspace]);
+    const etag = weakEtag(workspace, REVALIDATED_PATH, `version:${rows[0].version}`);
+    return { path: REVALIDATED_PATH, etag };
+  } finally {
+    await client.end();
+  }
+}
+
+function defineWorkloads(
+  keys: Map<string, string>,
+  feedPages: FeedPageCase[],
+  revalidated: { path: string; etag: string },
+): Workload[] {
   const keyOf = (workspace: string): string => {
     const key = keys.get(workspace);
     if (!key) throw new Error(`no key for ${workspace}`);
@@ -536,6 +563,27 @@ function defineWorkloads(keys: Map<string, string>, feedPages: FeedPageCase[]): 
       servers: ['service', 'bare'] satisfies ServerName[],
       statements: companies,
     })),
+    // A 200-item page, then the same asked with its ETag (docs/api.md, "Conditional requests"):
+    // the 304 reads the data version alone, not the page.
+    {
+      id: 'r',
+      title: `a 200-item page of one small workspace (${revalidated.path}), the baseline of r304`,
+      requests: [{ path: revalidated.path, key: keyOf(smallWorkspaceId(1)) }],
+      servers: ['service'],
+      statements: companies,
+    },
+    {
+      id: 'r304',
+      title: 'the same page with If-None-Match: its ETag (answered 304, no body)',
+      requests: [{ path: revalidated.path, key: keyOf(smallWorkspaceId(1)) }],
+      headers: { 'if-none-match': revalidated.etag },
+      servers: ['service'],
+      statements: ({ key }) => [
+        [API_KEY_BY_HASH_SQL, [hashOf(key)]],
+        [DATA_VERSION_STATEMENT, [smallWorkspaceId(1)]],
+      ],
+      expectedStatus: 304,
+    },
     // The MCP endpoint (docs/agents.md) beside the REST list it wraps, the same pages: the cost
     // of the protocol (a server per request, JSON-RPC, the text block) as a ratio of the two.
     {
@@ -781,7 +829,7 @@ async function load(
     instance.on('response', (_client, statusCode, responseBytes, responseTime) => {
       latencies.push(responseTime);
       bytes += responseBytes;
-      if (statusCode !== 200) failures += 1;
+      if (statusCode !== (workload.expectedStatus ?? 200)) failures += 1;
     });
   });
   return { latencies, failures: failures + result.errors + result.timeouts, bytes };
