@@ -90,6 +90,21 @@ describe('every read', () => {
   });
 });
 
+describe('what does not change the ETag', () => {
+  it('folding the write log into its base count (one writer in 64 does it)', async () => {
+    const tenant = await createTenant(t.prisma);
+    await createCompany(t.prisma, tenant.workspace.id);
+    await createCompany(t.prisma, tenant.workspace.id);
+    const before = await getWithKey(t.app, '/v1/companies', tenant.key);
+    await t.prisma.$executeRawUnsafe(`SELECT workspace_writes_fold('${tenant.workspace.id}')`);
+    const [{ left }] = await t.prisma.$queryRaw<{ left: number }[]>`
+      SELECT count(*)::int AS left FROM workspace_writes WHERE workspace_id = ${tenant.workspace.id}`;
+    expect(left).toBe(0);
+    const after = await conditional('/v1/companies', tenant.key, before.headers.etag);
+    expect(after.status).toBe(304);
+  });
+});
+
 describe('what changes the ETag', () => {
   it('a write to the workspace: an item, its contacts, the company of a lead', async () => {
     const tenant = await createTenant(t.prisma);

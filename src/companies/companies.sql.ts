@@ -26,6 +26,7 @@ export const COMPANY_LIST = new ListStatements(
     countTable: 'company_day_counts',
     countColumn: 'companies',
     filterCountTable: 'company_filter_counts',
+    filterDeltaTable: 'company_filter_count_deltas',
   },
   COMPANY_FILTERS,
 );

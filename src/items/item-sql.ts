@@ -36,12 +36,14 @@ WHERE body IS NOT NULL`;
 }
 
 /**
- * The version of workspace $1's data, as text (migration 20261129100000_data_versions), read in
+ * The version of workspace $1's data, as text: how many transactions that wrote its data have
+ * committed (migration 20261129100000_data_versions), read in
  * the same statement as a body so that the two come from one snapshot: the ETag of a list or an
  * item (http/conditional-requests.ts).
  */
-export const DATA_VERSION_SQL = `(SELECT coalesce(max(version), 0)::text FROM workspace_data_versions
-    WHERE workspace_id = $1)`;
+export const DATA_VERSION_SQL = `((SELECT coalesce(max(writes), 0) FROM workspace_write_counts
+    WHERE workspace_id = $1)
+  + (SELECT count(*) FROM workspace_writes WHERE workspace_id = $1))::text`;
 
 /** The version alone: what a conditional request reads first (http/conditional-read.interceptor.ts). */
 export const DATA_VERSION_STATEMENT = `SELECT ${DATA_VERSION_SQL} AS version`;

@@ -20,9 +20,9 @@ import { DATA_VERSION_SQL, itemJsonSql, type ItemSelect } from './item-sql';
  *   bytes it gets instead of building and serializing objects.
  *
  * - With filters (filters.ts), `total` is the sum of the matching counts per combination of
- *   filtered values, kept by triggers like the per-day counts (migration
- *   20261129000000_list_filters): a few thousand rows at most, where counting the matching rows of
- *   a million-company workspace took 200 ms. A `minIntentScore` with a fraction takes off the rows
+ *   filtered values, kept by triggers without any writer waiting on another (migration
+ *   20261129000000_list_filters: base counts and recent deltas): a few thousand rows at most,
+ *   where counting the matching rows of a million-company workspace took 200 ms. A `minIntentScore` with a fraction takes off the rows
  *   of its own whole point that are below it, counted from the filter index. With `since` too,
  *   the matching rows are counted (the filter counts have no days), from that index alone.
  * - The filter index holds every filtered column, so a filtered page's ids come from it alone,
@@ -38,8 +38,10 @@ export interface ListPageSql extends ItemSelect {
   countTable: string;
   /** The count's column in `countTable` and in `filterCountTable`. */
   countColumn: string;
-  /** The counts per combination of filtered values (filters.ts). */
+  /** The counts per combination of filtered values (filters.ts): the folded base, and the
+   *  deltas of the transactions not folded yet (migration list_filters); a total sums both. */
   filterCountTable: string;
+  filterDeltaTable: string;
 }
 
 export function listPageSql(list: ListPageSql, filters: FilterSql[] = []): string {
@@ -95,7 +97,7 @@ SELECT row_to_json(envelope)::text AS body, ${DATA_VERSION_SQL} AS version FROM 
 
 /** The `total` of a filtered list (see above): summed from the filter counts, or counted with `since`. */
 function filteredTotal(list: ListPageSql, filters: FilterSql[], matching: string): string {
-  const { table, countColumn, filterCountTable } = list;
+  const { table, countColumn, filterCountTable, filterDeltaTable } = list;
   const counted = filters.map((filter) => filter.counts).join(' AND ');
   const partials = filters.flatMap((filter, i) => {
     if (filter.partial === undefined) return [];
@@ -105,6 +107,8 @@ function filteredTotal(list: ListPageSql, filters: FilterSql[], matching: string
   });
   return `SELECT (CASE WHEN $2::timestamptz IS NULL THEN
       (SELECT coalesce(sum(${countColumn}), 0) FROM ${filterCountTable}
+        WHERE workspace_id = $1 AND ${counted})
+      + (SELECT coalesce(sum(${countColumn}), 0) FROM ${filterDeltaTable}
         WHERE workspace_id = $1 AND ${counted})${partials.join('')}
     ELSE (SELECT count(*) FROM ${table} WHERE ${matching}) END)::bigint AS n`;
 }

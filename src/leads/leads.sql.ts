@@ -20,6 +20,7 @@ export const LEAD_LIST = new ListStatements(
     countTable: 'lead_day_counts',
     countColumn: 'leads',
     filterCountTable: 'lead_filter_counts',
+    filterDeltaTable: 'lead_filter_count_deltas',
   },
   LEAD_FILTERS,
 );

@@ -27,8 +27,9 @@ WITH total AS (
     OFFSET greatest((SELECT n FROM total) - $4::bigint - $3, 0))
   ) both_ends LIMIT $3
 )
-SELECT row_to_json(envelope)::text AS body, (SELECT coalesce(max(version), 0)::text FROM workspace_data_versions
-    WHERE workspace_id = $1) AS version FROM (
+SELECT row_to_json(envelope)::text AS body, ((SELECT coalesce(max(writes), 0) FROM workspace_write_counts
+    WHERE workspace_id = $1)
+  + (SELECT count(*) FROM workspace_writes WHERE workspace_id = $1))::text AS version FROM (
   SELECT
     (SELECT n FROM total) AS total,
     $3::integer AS "limit",
@@ -63,6 +64,8 @@ WITH total AS (
   SELECT (CASE WHEN $2::timestamptz IS NULL THEN
       (SELECT coalesce(sum(companies), 0) FROM company_filter_counts
         WHERE workspace_id = $1 AND intent_level = ANY($5::"IntentLevel"[]) AND crm_status = ANY($6::"CrmStatus"[]) AND intent_score_floor >= floor($7::float8) AND country = $8::text)
+      + (SELECT coalesce(sum(companies), 0) FROM company_filter_count_deltas
+        WHERE workspace_id = $1 AND intent_level = ANY($5::"IntentLevel"[]) AND crm_status = ANY($6::"CrmStatus"[]) AND intent_score_floor >= floor($7::float8) AND country = $8::text)
       - (SELECT count(*) FROM companies WHERE workspace_id = $1 AND intent_level = ANY($5::"IntentLevel"[]) AND crm_status = ANY($6::"CrmStatus"[]) AND country = $8::text AND intent_score >= floor($7::float8) AND intent_score < $7::float8)
     ELSE (SELECT count(*) FROM companies WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR last_seen >= $2) AND intent_level = ANY($5::"IntentLevel"[]) AND crm_status = ANY($6::"CrmStatus"[]) AND intent_score >= $7::float8 AND country = $8::text) END)::bigint AS n
 ), page AS (
@@ -81,8 +84,9 @@ WITH total AS (
     OFFSET greatest((SELECT n FROM total) - $4::bigint - $3, 0))
   ) both_ends LIMIT $3
 )
-SELECT row_to_json(envelope)::text AS body, (SELECT coalesce(max(version), 0)::text FROM workspace_data_versions
-    WHERE workspace_id = $1) AS version FROM (
+SELECT row_to_json(envelope)::text AS body, ((SELECT coalesce(max(writes), 0) FROM workspace_write_counts
+    WHERE workspace_id = $1)
+  + (SELECT count(*) FROM workspace_writes WHERE workspace_id = $1))::text AS version FROM (
   SELECT
     (SELECT n FROM total) AS total,
     $3::integer AS "limit",
@@ -123,8 +127,9 @@ SELECT body, version FROM (SELECT (SELECT row_to_json(item) FROM companies row
       '[]'
     ) AS contacts) item
     WHERE row.workspace_id = $1 AND row.id = $2)::text AS body,
-  (SELECT coalesce(max(version), 0)::text FROM workspace_data_versions
-    WHERE workspace_id = $1) AS version) found
+  ((SELECT coalesce(max(writes), 0) FROM workspace_write_counts
+    WHERE workspace_id = $1)
+  + (SELECT count(*) FROM workspace_writes WHERE workspace_id = $1))::text AS version) found
 WHERE body IS NOT NULL;
 
 -- COMPANY_CHANGES_SQL (src/companies/companies.sql.ts)

@@ -2,5 +2,6 @@
 
 -- DATA_VERSION_STATEMENT (src/items/item-sql.ts)
 -- The version of workspace $1's data: a list's or an item's request with If-None-Match reads it first (http/conditional-read.interceptor.ts).
-SELECT (SELECT coalesce(max(version), 0)::text FROM workspace_data_versions
-    WHERE workspace_id = $1) AS version;
+SELECT ((SELECT coalesce(max(writes), 0) FROM workspace_write_counts
+    WHERE workspace_id = $1)
+  + (SELECT count(*) FROM workspace_writes WHERE workspace_id = $1))::text AS version;

@@ -27,8 +27,9 @@ WITH total AS (
     OFFSET greatest((SELECT n FROM total) - $4::bigint - $3, 0))
   ) both_ends LIMIT $3
 )
-SELECT row_to_json(envelope)::text AS body, (SELECT coalesce(max(version), 0)::text FROM workspace_data_versions
-    WHERE workspace_id = $1) AS version FROM (
+SELECT row_to_json(envelope)::text AS body, ((SELECT coalesce(max(writes), 0) FROM workspace_write_counts
+    WHERE workspace_id = $1)
+  + (SELECT count(*) FROM workspace_writes WHERE workspace_id = $1))::text AS version FROM (
   SELECT
     (SELECT n FROM total) AS total,
     $3::integer AS "limit",
@@ -55,6 +56,8 @@ WITH total AS (
   SELECT (CASE WHEN $2::timestamptz IS NULL THEN
       (SELECT coalesce(sum(leads), 0) FROM lead_filter_counts
         WHERE workspace_id = $1 AND intent_level = ANY($5::"IntentLevel"[]) AND status = ANY($6::"LeadStatus"[]) AND intent_score_floor >= floor($7::float8) AND assigned_to_id = $8::text)
+      + (SELECT coalesce(sum(leads), 0) FROM lead_filter_count_deltas
+        WHERE workspace_id = $1 AND intent_level = ANY($5::"IntentLevel"[]) AND status = ANY($6::"LeadStatus"[]) AND intent_score_floor >= floor($7::float8) AND assigned_to_id = $8::text)
       - (SELECT count(*) FROM leads WHERE workspace_id = $1 AND intent_level = ANY($5::"IntentLevel"[]) AND status = ANY($6::"LeadStatus"[]) AND assigned_to_id = $8::text AND intent_score >= floor($7::float8) AND intent_score < $7::float8)
     ELSE (SELECT count(*) FROM leads WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR created_at >= $2) AND intent_level = ANY($5::"IntentLevel"[]) AND status = ANY($6::"LeadStatus"[]) AND intent_score >= $7::float8 AND assigned_to_id = $8::text) END)::bigint AS n
 ), page AS (
@@ -73,8 +76,9 @@ WITH total AS (
     OFFSET greatest((SELECT n FROM total) - $4::bigint - $3, 0))
   ) both_ends LIMIT $3
 )
-SELECT row_to_json(envelope)::text AS body, (SELECT coalesce(max(version), 0)::text FROM workspace_data_versions
-    WHERE workspace_id = $1) AS version FROM (
+SELECT row_to_json(envelope)::text AS body, ((SELECT coalesce(max(writes), 0) FROM workspace_write_counts
+    WHERE workspace_id = $1)
+  + (SELECT count(*) FROM workspace_writes WHERE workspace_id = $1))::text AS version FROM (
   SELECT
     (SELECT n FROM total) AS total,
     $3::integer AS "limit",
@@ -99,8 +103,9 @@ FROM sized;
 SELECT body, version FROM (SELECT (SELECT row_to_json(item) FROM leads row JOIN companies company ON company.id = row.company_id AND company.workspace_id = row.workspace_id
     CROSS JOIN LATERAL (SELECT row.id AS "id", row.company_id AS "companyId", company.name AS "companyName", row.contact_name AS "contactName", row.contact_title AS "contactTitle", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.signal AS "signal", row.recommended_action AS "recommendedAction", row.status AS "status", to_char(row.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", row.contact_email AS "contactEmail", row.assigned_to_id AS "assignedToId") item
     WHERE row.workspace_id = $1 AND row.id = $2)::text AS body,
-  (SELECT coalesce(max(version), 0)::text FROM workspace_data_versions
-    WHERE workspace_id = $1) AS version) found
+  ((SELECT coalesce(max(writes), 0) FROM workspace_write_counts
+    WHERE workspace_id = $1)
+  + (SELECT count(*) FROM workspace_writes WHERE workspace_id = $1))::text AS version) found
 WHERE body IS NOT NULL;
 
 -- LEAD_CHANGES_SQL (src/leads/leads.sql.ts)

@@ -1,77 +1,110 @@
 -- The version of a workspace's data, for the ETags of the lists and single reads (docs/api.md,
--- "Conditional requests"): a counter per workspace that every statement writing its companies,
--- contacts or leads increments, in the writing transaction.
+-- "Conditional requests"): the number of transactions that wrote its companies, contacts or
+-- leads and committed, as a snapshot sees it.
 --
--- Why a counter and not the change feeds' positions: a reader sees the counter and the rows in
--- one snapshot (the list and item statements read both), and the counter's row lock orders the
--- writers of a workspace by commit: a transaction that commits late still moves the version past
--- every value a reader could have seen before it committed. The change positions (transaction
--- ids) do not: a writer that started earlier commits later with a lower id.
+-- Every writing transaction adds one row (workspace, its transaction id) in its own transaction,
+-- so a reader sees the row exactly when it sees the writes: the count moves with every commit,
+-- whatever the order in which writers commit (a version made from the change positions would
+-- miss a transaction that commits after a later one: its id is lower). And no writer waits on
+-- another: each inserts its own key, where one counter row would queue every writer of a
+-- workspace until its commit (measured: the change-feed property test hung on it).
 --
--- The price: the writers of one workspace queue on its counter row from their first write to
--- their commit. The triggers are named to fire before the count triggers of the same statement,
--- so that every writer takes the counter first and locks are always taken in the same order.
-CREATE TABLE "workspace_data_versions" (
+-- So that the count stays small, a writer now and then (one transaction in 64) folds the rows of
+-- transactions that have ended into the workspace's base count, in one statement, under a
+-- transaction-scoped advisory lock taken without waiting (a writer that does not get it skips
+-- the fold). Every snapshot sees the fold whole or not at all: the total does not move.
+CREATE TABLE "workspace_writes" (
     "workspace_id" TEXT NOT NULL,
-    "version" BIGINT NOT NULL,
+    "txid" xid8 NOT NULL,
 
-    CONSTRAINT "workspace_data_versions_pkey" PRIMARY KEY ("workspace_id")
+    CONSTRAINT "workspace_writes_pkey" PRIMARY KEY ("workspace_id", "txid")
 );
 
-CREATE FUNCTION "workspace_data_versions_bump"() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE TABLE "workspace_write_counts" (
+    "workspace_id" TEXT NOT NULL,
+    "writes" BIGINT NOT NULL,
+
+    CONSTRAINT "workspace_write_counts_pkey" PRIMARY KEY ("workspace_id")
+);
+
+CREATE FUNCTION "workspace_writes_fold"(workspace TEXT) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-    -- Transition tables exist only for the events that have them (see the day counts).
-    IF TG_OP = 'INSERT' THEN
-        INSERT INTO "workspace_data_versions" ("workspace_id", "version")
-        SELECT DISTINCT "workspace_id", 1 FROM "new_rows" ORDER BY 1
-        ON CONFLICT ("workspace_id") DO UPDATE SET "version" = "workspace_data_versions"."version" + 1;
-    ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO "workspace_data_versions" ("workspace_id", "version")
-        SELECT DISTINCT "workspace_id", 1 FROM "old_rows" ORDER BY 1
-        ON CONFLICT ("workspace_id") DO UPDATE SET "version" = "workspace_data_versions"."version" + 1;
-    ELSE
-        INSERT INTO "workspace_data_versions" ("workspace_id", "version")
-        SELECT "workspace_id", 1 FROM (
-            SELECT "workspace_id" FROM "new_rows" UNION SELECT "workspace_id" FROM "old_rows"
-        ) touched ORDER BY 1
-        ON CONFLICT ("workspace_id") DO UPDATE SET "version" = "workspace_data_versions"."version" + 1;
+    -- 0x5753 ('WS'): the advisory key space of this fold, one key per workspace.
+    IF NOT pg_try_advisory_xact_lock(22355, hashtext(workspace)) THEN
+        RETURN;
     END IF;
+    WITH folded AS (
+        DELETE FROM "workspace_writes"
+        WHERE "workspace_id" = workspace AND "txid" < pg_snapshot_xmin(pg_current_snapshot())
+        RETURNING 1
+    )
+    INSERT INTO "workspace_write_counts" ("workspace_id", "writes")
+    SELECT workspace, count(*) FROM folded HAVING count(*) > 0
+    ON CONFLICT ("workspace_id") DO UPDATE
+        SET "writes" = "workspace_write_counts"."writes" + excluded."writes";
+END
+$$;
+
+CREATE FUNCTION "workspace_writes_record"() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    workspace TEXT;
+BEGIN
+    -- One transition table per trigger: an UPDATE that moves rows to another workspace fires the
+    -- trigger twice, once with the new rows and once with the old ones.
+    FOR workspace IN
+        SELECT DISTINCT "workspace_id" FROM "changed_rows" ORDER BY 1
+    LOOP
+        INSERT INTO "workspace_writes" ("workspace_id", "txid")
+        VALUES (workspace, pg_current_xact_id())
+        ON CONFLICT DO NOTHING;
+        IF pg_current_xact_id()::text::bigint % 64 = 0 THEN
+            PERFORM "workspace_writes_fold"(workspace);
+        END IF;
+    END LOOP;
     RETURN NULL;
 END
 $$;
 
 -- TRUNCATE fires no transition trigger: every workspace's version moves.
-CREATE FUNCTION "workspace_data_versions_bump_all"() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION "workspace_writes_record_all"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    UPDATE "workspace_data_versions" SET "version" = "version" + 1;
+    INSERT INTO "workspace_writes" ("workspace_id", "txid")
+    SELECT "id", pg_current_xact_id() FROM "workspaces"
+    ON CONFLICT DO NOTHING;
     RETURN NULL;
 END
 $$;
 
-CREATE TRIGGER "companies_0_data_version_insert" AFTER INSERT ON "companies"
-    REFERENCING NEW TABLE AS "new_rows" FOR EACH STATEMENT EXECUTE FUNCTION "workspace_data_versions_bump"();
-CREATE TRIGGER "companies_0_data_version_update" AFTER UPDATE ON "companies"
-    REFERENCING OLD TABLE AS "old_rows" NEW TABLE AS "new_rows" FOR EACH STATEMENT EXECUTE FUNCTION "workspace_data_versions_bump"();
-CREATE TRIGGER "companies_0_data_version_delete" AFTER DELETE ON "companies"
-    REFERENCING OLD TABLE AS "old_rows" FOR EACH STATEMENT EXECUTE FUNCTION "workspace_data_versions_bump"();
-CREATE TRIGGER "companies_0_data_version_truncate" AFTER TRUNCATE ON "companies"
-    FOR EACH STATEMENT EXECUTE FUNCTION "workspace_data_versions_bump_all"();
+CREATE TRIGGER "companies_data_version_insert" AFTER INSERT ON "companies"
+    REFERENCING NEW TABLE AS "changed_rows" FOR EACH STATEMENT EXECUTE FUNCTION "workspace_writes_record"();
+CREATE TRIGGER "companies_data_version_update" AFTER UPDATE ON "companies"
+    REFERENCING NEW TABLE AS "changed_rows" FOR EACH STATEMENT EXECUTE FUNCTION "workspace_writes_record"();
+CREATE TRIGGER "companies_data_version_update_from" AFTER UPDATE ON "companies"
+    REFERENCING OLD TABLE AS "changed_rows" FOR EACH STATEMENT EXECUTE FUNCTION "workspace_writes_record"();
+CREATE TRIGGER "companies_data_version_delete" AFTER DELETE ON "companies"
+    REFERENCING OLD TABLE AS "changed_rows" FOR EACH STATEMENT EXECUTE FUNCTION "workspace_writes_record"();
+CREATE TRIGGER "companies_data_version_truncate" AFTER TRUNCATE ON "companies"
+    FOR EACH STATEMENT EXECUTE FUNCTION "workspace_writes_record_all"();
 
-CREATE TRIGGER "contacts_0_data_version_insert" AFTER INSERT ON "contacts"
-    REFERENCING NEW TABLE AS "new_rows" FOR EACH STATEMENT EXECUTE FUNCTION "workspace_data_versions_bump"();
-CREATE TRIGGER "contacts_0_data_version_update" AFTER UPDATE ON "contacts"
-    REFERENCING OLD TABLE AS "old_rows" NEW TABLE AS "new_rows" FOR EACH STATEMENT EXECUTE FUNCTION "workspace_data_versions_bump"();
-CREATE TRIGGER "contacts_0_data_version_delete" AFTER DELETE ON "contacts"
-    REFERENCING OLD TABLE AS "old_rows" FOR EACH STATEMENT EXECUTE FUNCTION "workspace_data_versions_bump"();
-CREATE TRIGGER "contacts_0_data_version_truncate" AFTER TRUNCATE ON "contacts"
-    FOR EACH STATEMENT EXECUTE FUNCTION "workspace_data_versions_bump_all"();
+CREATE TRIGGER "contacts_data_version_insert" AFTER INSERT ON "contacts"
+    REFERENCING NEW TABLE AS "changed_rows" FOR EACH STATEMENT EXECUTE FUNCTION "workspace_writes_record"();
+CREATE TRIGGER "contacts_data_version_update" AFTER UPDATE ON "contacts"
+    REFERENCING NEW TABLE AS "changed_rows" FOR EACH STATEMENT EXECUTE FUNCTION "workspace_writes_record"();
+CREATE TRIGGER "contacts_data_version_update_from" AFTER UPDATE ON "contacts"
+    REFERENCING OLD TABLE AS "changed_rows" FOR EACH STATEMENT EXECUTE FUNCTION "workspace_writes_record"();
+CREATE TRIGGER "contacts_data_version_delete" AFTER DELETE ON "contacts"
+    REFERENCING OLD TABLE AS "changed_rows" FOR EACH STATEMENT EXECUTE FUNCTION "workspace_writes_record"();
+CREATE TRIGGER "contacts_data_version_truncate" AFTER TRUNCATE ON "contacts"
+    FOR EACH STATEMENT EXECUTE FUNCTION "workspace_writes_record_all"();
 
-CREATE TRIGGER "leads_0_data_version_insert" AFTER INSERT ON "leads"
-    REFERENCING NEW TABLE AS "new_rows" FOR EACH STATEMENT EXECUTE FUNCTION "workspace_data_versions_bump"();
-CREATE TRIGGER "leads_0_data_version_update" AFTER UPDATE ON "leads"
-    REFERENCING OLD TABLE AS "old_rows" NEW TABLE AS "new_rows" FOR EACH STATEMENT EXECUTE FUNCTION "workspace_data_versions_bump"();
-CREATE TRIGGER "leads_0_data_version_delete" AFTER DELETE ON "leads"
-    REFERENCING OLD TABLE AS "old_rows" FOR EACH STATEMENT EXECUTE FUNCTION "workspace_data_versions_bump"();
-CREATE TRIGGER "leads_0_data_version_truncate" AFTER TRUNCATE ON "leads"
-    FOR EACH STATEMENT EXECUTE FUNCTION "workspace_data_versions_bump_all"();
+CREATE TRIGGER "leads_data_version_insert" AFTER INSERT ON "leads"
+    REFERENCING NEW TABLE AS "changed_rows" FOR EACH STATEMENT EXECUTE FUNCTION "workspace_writes_record"();
+CREATE TRIGGER "leads_data_version_update" AFTER UPDATE ON "leads"
+    REFERENCING NEW TABLE AS "changed_rows" FOR EACH STATEMENT EXECUTE FUNCTION "workspace_writes_record"();
+CREATE TRIGGER "leads_data_version_update_from" AFTER UPDATE ON "leads"
+    REFERENCING OLD TABLE AS "changed_rows" FOR EACH STATEMENT EXECUTE FUNCTION "workspace_writes_record"();
+CREATE TRIGGER "leads_data_version_delete" AFTER DELETE ON "leads"
+    REFERENCING OLD TABLE AS "changed_rows" FOR EACH STATEMENT EXECUTE FUNCTION "workspace_writes_record"();
+CREATE TRIGGER "leads_data_version_truncate" AFTER TRUNCATE ON "leads"
+    FOR EACH STATEMENT EXECUTE FUNCTION "workspace_writes_record_all"();
 
