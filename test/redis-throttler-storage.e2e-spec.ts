@@ -44,6 +44,20 @@ describe('RedisThrottlerStorage', () => {
     expect(left).toBeLessThanOrEqual(TTL);
   });
 
+  it('gives one hit back (a 304), never below 0 and never to a window that has ended', async () => {
+    await hit();
+    await hit();
+    await storage.refund(key);
+    expect((await hit()).totalHits).toBe(2);
+    await storage.refund(key);
+    await storage.refund(key);
+    await storage.refund(key);
+    expect(await redis.get(windowOf())).toBe('0');
+    // No window: nothing is created (a refund never opens one, nor one without expiry).
+    await storage.refund('never-hit');
+    expect(await redis.exists(windowOf('never-hit'))).toBe(0);
+  });
+
   it('counts the hits of a window', async () => {
     expect((await hit()).totalHits).toBe(1);
     expect((await hit()).totalHits).toBe(2);
