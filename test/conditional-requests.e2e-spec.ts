@@ -83,6 +83,12 @@ describe('every read', () => {
     expect(page.headers.etag).not.toBe(mine.headers.etag);
   });
 
+  it('If-None-Match: * on an id of no item is the 404, not a 304', async () => {
+    for (const path of ['/v1/companies/co_nobody', '/v1/leads/ld_nobody']) {
+      expect((await conditional(path, key, '*')).status).toBe(404);
+    }
+  });
+
   it('a bad key is the 401 whatever its If-None-Match', async () => {
     const first = await getWithKey(t.app, '/v1/companies', key);
     const response = await conditional('/v1/companies', 'st_nope', first.headers.etag);

@@ -49,11 +49,15 @@ export class ConditionalReadInterceptor implements NestInterceptor {
     const versioned = this.reflector.get<boolean>(VERSIONED_READ, context.getHandler()) === true;
 
     const answer = async (): Promise<Observable<unknown>> => {
-      if (versioned && request.ifNoneMatch) {
+      // `*` matches only an answer that exists (RFC 9110, 13.1.2): an item may be a 404, which
+      // only its statement can tell; it is evaluated on the answer, below.
+      const tags = request.ifNoneMatch?.filter((tag) => tag !== '*');
+      if (versioned && tags && tags.length > 0) {
         const [{ version }] = await this.database
           .forWorkspace(workspaceId)
           .query<{ version: string }>(DATA_VERSION_STATEMENT, [workspaceId]);
-        await this.unlessModified(request, response, etagOf(`version:${version}`));
+        const etag = etagOf(`version:${version}`);
+        if (matchesAny(tags, etag)) await this.unlessModified(request, response, etag);
       }
       return next.handle().pipe(
         mergeMap(async (result: unknown) => {
