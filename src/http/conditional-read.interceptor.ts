@@ -57,17 +57,16 @@ export class ConditionalReadInterceptor implements NestInterceptor {
           .forWorkspace(workspaceId)
           .query<{ version: string }>(DATA_VERSION_STATEMENT, [workspaceId]);
         const etag = etagOf(`version:${version}`);
-        if (matchesAny(tags, etag)) await this.unlessModified(request, response, etag);
+        if (matchesAny(tags, etag)) await this.notModified(request, response, etag);
       }
       return next.handle().pipe(
         mergeMap(async (result: unknown) => {
-          const body = isVersionedJson(result)
-            ? result.json
-            : typeof result === 'string'
-              ? result
-              : JSON.stringify(result);
-          const source = isVersionedJson(result) ? `version:${result.version}` : `body:${body}`;
-          await this.unlessModified(request, response, etagOf(source));
+          const read = isVersionedJson(result) ? result : undefined;
+          const body = read?.json ?? (typeof result === 'string' ? result : JSON.stringify(result));
+          const etag = etagOf(read ? `version:${read.version}` : `body:${body}`);
+          response.setHeader('ETag', etag);
+          if (matchesAny(request.ifNoneMatch, etag))
+            await this.notModified(request, response, etag);
           return body;
         }),
       );
@@ -75,10 +74,9 @@ export class ConditionalReadInterceptor implements NestInterceptor {
     return from(answer()).pipe(mergeMap((observable) => observable));
   }
 
-  /** Sets the ETag; a request that names it gets a 304 (thrown), its budget's hit given back. */
-  private async unlessModified(request: Request, response: Response, etag: string): Promise<void> {
+  /** The 304 (thrown) with its ETag, the request's hit of the budget given back. */
+  private async notModified(request: Request, response: Response, etag: string): Promise<never> {
     response.setHeader('ETag', etag);
-    if (!matchesAny(request.ifNoneMatch, etag)) return;
     await this.refunds.refund(request, response);
     throw new NotModifiedException();
   }

@@ -13,8 +13,8 @@ import {
 } from './fields';
 
 /*
- * The lists' filters, each declared once on a field of the item's field map
- * (src/companies/company.filters.ts, src/leads/lead.filters.ts). From the declaration derive: the
+ * The lists' filters, each declared once on a field of the item's field map (COMPANY_FILTERS in
+ * src/companies/company.fields.ts, LEAD_FILTERS in src/leads/lead.fields.ts). From it derive: the
  * query parameter's parsing, its 400 message and its OpenAPI schema (FilteredListQuery below), its
  * SQL (filterSql), and the MCP tools' input schema (src/mcp: from the OpenAPI document).
  * Filters combine with AND; the values of one `anyOf` filter with OR.
