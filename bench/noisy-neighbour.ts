@@ -1,4 +1,7 @@
-import { Agent, request } from 'node:http';
+import { fork } from 'node:child_process';
+import { Agent } from 'node:http';
+import { join } from 'node:path';
+import { get, type QuietReaderResult, type QuietReaderStart } from './quiet-reader';
 
 /*
  * Workload (n), "noisy neighbour": one workspace bursts far beyond its in-flight limit while
@@ -20,13 +23,26 @@ export interface NoisyNeighbourRun {
   waveSize: number;
   noisyKeys: number;
   quietAlone: QuietReads;
+  /** While the noisy workspace is served at its in-flight limit, no request refused. */
+  quietBesideLimit: QuietReads;
   quietDuringBurst: QuietReads;
   noisyStatuses: Record<string, number>;
-  /** Pages per second: the noisy page alone at the in-flight limit, closed loop, all 200. */
+  /**
+   * Pages per second, both workspaces: the noisy one at its in-flight limit in a closed loop (all
+   * 200), the quiet one reading: the most the service serves of the burst's mix without a refusal.
+   */
   unloadedMaxRps: number;
   /** 200s per second during the burst, both workspaces. */
   burstServedRps: number;
   peakRssMb: number;
+  /** CPU per page served, in ms, at the limit and during the burst (where the pages went). */
+  cpuPerPage: { atLimit: CpuPerPage; duringBurst: CpuPerPage };
+}
+
+export interface CpuPerPage {
+  service: number;
+  /** This process, which sends the noisy workspace's requests (on the same cores). */
+  generator: number;
 }
 
 export interface QuietReads {
@@ -44,54 +60,51 @@ export interface NoisyNeighbourOptions {
   seconds: number;
   waveSize: number;
   residentMb: () => number;
+  /** The service's CPU seconds so far. */
+  serviceCpuSeconds: () => number;
   log: (line: string) => void;
 }
 
-function get(
-  port: number,
-  path: string,
-  key: string,
-  agent: Agent,
-): Promise<{ status: number; ms: number }> {
-  const started = performance.now();
-  return new Promise((resolve) => {
-    const outgoing = request(
-      { host: '127.0.0.1', port, path, agent, headers: { authorization: `Bearer ${key}` } },
-      (response) => {
-        response.resume();
-        response.on('end', () =>
-          resolve({ status: response.statusCode ?? 0, ms: performance.now() - started }),
-        );
-        response.on('error', () => resolve({ status: 0, ms: performance.now() - started }));
-      },
-    );
-    outgoing.on('error', () => resolve({ status: 0, ms: performance.now() - started }));
-    outgoing.end();
+/**
+ * Reads the quiet workspace's page one after another in a process of its own (quiet-reader.ts)
+ * until `stop` is called; resolves with the reads' figures.
+ */
+function readQuietly(options: NoisyNeighbourOptions): { stop: () => Promise<QuietReads> } {
+  const reader = fork(join(__dirname, 'quiet-reader.js'), { stdio: 'inherit' });
+  const result = new Promise<QuietReaderResult>((resolve, reject) => {
+    reader.once('message', (message) => resolve(message as QuietReaderResult));
+    reader.once('exit', (code) => reject(new Error(`the quiet reader exited (${code})`)));
   });
+  const start: QuietReaderStart = { port: options.port, ...options.quiet };
+  reader.send(start);
+  return {
+    stop: async () => {
+      reader.send('stop');
+      const { latencies, refused } = await result;
+      latencies.sort((a, b) => a - b);
+      const at = (q: number) =>
+        latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+      return { count: latencies.length, p50: at(0.5), p99: at(0.99), refused };
+    },
+  };
 }
 
-/** One page after another until `until()` says stop. */
-async function readQuietly(
-  options: NoisyNeighbourOptions,
-  until: () => boolean,
-): Promise<QuietReads> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const latencies: number[] = [];
-  let refused = 0;
-  try {
-    while (!until()) {
-      const { status, ms } = await get(options.port, options.quiet.path, options.quiet.key, agent);
-      latencies.push(ms);
-      if (status !== 200) refused++;
-    }
-  } finally {
-    agent.destroy();
-  }
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) =>
-    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
-  return { count: latencies.length, p50: at(0.5), p99: at(0.99), refused };
+/** Starts counting CPU; `perPage(pages)` gives each process's CPU per page since. */
+function cpuMeter(options: NoisyNeighbourOptions): { perPage: (pages: number) => CpuPerPage } {
+  const service = options.serviceCpuSeconds();
+  const generator = process.cpuUsage();
+  return {
+    perPage: (pages) => {
+      const { user, system } = process.cpuUsage(generator);
+      return {
+        service: (1000 * (options.serviceCpuSeconds() - service)) / pages,
+        generator: (user + system) / 1000 / pages,
+      };
+    },
+  };
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The noisy page with `connections` clients in a closed loop: pages per second, all must be 200. */
 async function closedLoop(options: NoisyNeighbourOptions, connections: number): Promise<number> {
@@ -104,7 +117,7 @@ async function closedLoop(options: NoisyNeighbourOptions, connections: number): 
     Array.from({ length: connections }, async (_, i) => {
       while (performance.now() < deadline) {
         const key = options.noisy.keys[i % options.noisy.keys.length];
-        const { status } = await get(options.port, options.noisy.path, key, agent);
+        const { status } = await get({ port: options.port, path: options.noisy.path, key }, agent);
         if (status === 200) served++;
         else other[status || 'no answer'] = (other[status || 'no answer'] ?? 0) + 1;
       }
@@ -126,32 +139,49 @@ export async function measureNoisyNeighbour(
   // Warm-up of both pages.
   await closedLoop({ ...options, seconds: Math.min(2, seconds) }, options.inFlightLimit);
 
-  let deadline = performance.now() + seconds * 1000;
-  const quietAlone = await readQuietly(options, () => performance.now() >= deadline);
+  const alone = readQuietly(options);
+  await sleep(seconds * 1000);
+  const quietAlone = await alone.stop();
   log(
     `noisy neighbour: quiet workspace alone p50 ${quietAlone.p50.toFixed(1)} ms, ` +
       `p99 ${quietAlone.p99.toFixed(1)} ms (${quietAlone.count} reads)`,
   );
-  const unloadedMaxRps = await closedLoop(options, options.inFlightLimit);
-  log(`noisy neighbour: the noisy page alone at the limit: ${unloadedMaxRps.toFixed(1)} pages/s`);
+  // The most the service serves without refusing: what the burst's throughput is measured
+  // against, and the quiet workspace's latency that the noisy one's admitted load alone costs.
+  const besideLimit = readQuietly(options);
+  const limitStarted = performance.now();
+  const limitCpu = cpuMeter(options);
+  const noisyAtLimitRps = await closedLoop(options, options.inFlightLimit);
+  const quietBesideLimit = await besideLimit.stop();
+  const limitSeconds = (performance.now() - limitStarted) / 1000;
+  const unloadedMaxRps =
+    noisyAtLimitRps + (quietBesideLimit.count - quietBesideLimit.refused) / limitSeconds;
+  const atLimit = limitCpu.perPage(unloadedMaxRps * limitSeconds);
+  log(
+    `noisy neighbour: the noisy workspace at its limit, no refusal: ${unloadedMaxRps.toFixed(1)} ` +
+      `pages/s; quiet p50 ${quietBesideLimit.p50.toFixed(1)} ms, p99 ` +
+      `${quietBesideLimit.p99.toFixed(1)} ms`,
+  );
 
   const agent = new Agent({ keepAlive: true, maxSockets: waveSize });
   const noisyStatuses: Record<string, number> = {};
   let peakRssMb = options.residentMb();
   const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, options.residentMb())), 50);
-  let bursting = true;
-  deadline = performance.now() + seconds * 1000;
+  const deadline = performance.now() + seconds * 1000;
   const started = performance.now();
-  const quiet = readQuietly(options, () => !bursting);
+  const burstCpu = cpuMeter(options);
+  const quiet = readQuietly(options);
   let noisyServed = 0;
   try {
     while (performance.now() < deadline) {
       const wave = await Promise.all(
         Array.from({ length: waveSize }, (_, i) =>
           get(
-            options.port,
-            options.noisy.path,
-            options.noisy.keys[i % options.noisy.keys.length],
+            {
+              port: options.port,
+              path: options.noisy.path,
+              key: options.noisy.keys[i % options.noisy.keys.length],
+            },
             agent,
           ),
         ),
@@ -162,14 +192,14 @@ export async function measureNoisyNeighbour(
       }
     }
   } finally {
-    bursting = false;
     clearInterval(sampler);
     agent.destroy();
   }
   const elapsed = (performance.now() - started) / 1000;
-  const quietDuringBurst = await quiet;
-  const burstServedRps =
-    (noisyServed + quietDuringBurst.count - quietDuringBurst.refused) / elapsed;
+  const quietDuringBurst = await quiet.stop();
+  const burstServed = noisyServed + quietDuringBurst.count - quietDuringBurst.refused;
+  const burstServedRps = burstServed / elapsed;
+  const duringBurst = burstCpu.perPage(burstServed);
   log(
     `noisy neighbour: during the burst, quiet p50 ${quietDuringBurst.p50.toFixed(1)} ms, p99 ` +
       `${quietDuringBurst.p99.toFixed(1)} ms, refused ${quietDuringBurst.refused}; noisy ` +
@@ -180,10 +210,12 @@ export async function measureNoisyNeighbour(
     waveSize,
     noisyKeys: options.noisy.keys.length,
     quietAlone,
+    quietBesideLimit,
     quietDuringBurst,
     noisyStatuses,
     unloadedMaxRps,
     burstServedRps,
     peakRssMb,
+    cpuPerPage: { atLimit, duringBurst },
   };
 }

@@ -180,6 +180,7 @@ async function main(): Promise<void> {
           seconds,
           waveSize: 300,
           residentMb: () => residentMb(service.child.pid),
+          serviceCpuSeconds: () => cpuSeconds(service.child.pid),
           log,
         });
       }

@@ -305,3 +305,42 @@ it("refuses a burst's requests without the key's database check, and never admit
     jest.restoreAllMocks();
   }
 });
+
+it("counts a known key's requests from their arrival: a burst arriving together makes at most the limit's key checks", async () => {
+  const { workspace, key } = await createTenant(t.prisma);
+  const keys = t.app.get(ApiKeysService);
+  expect((await get('/v1/companies?limit=1', key)).status).toBe(200);
+  // Every key check of the burst held until all of its requests have arrived and been decided.
+  const findByHash = keys.findByHash.bind(keys);
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const lookups = jest
+    .spyOn(keys, 'findByHash')
+    .mockImplementation(async (hash) => gate.then(() => findByHash(hash)));
+  const BURST = 100;
+  try {
+    const answered: number[] = [];
+    const burst = Array.from({ length: BURST }, () =>
+      get('/v1/companies?limit=1', key).then((response) => {
+        answered.push(response.status);
+        return response;
+      }),
+    );
+    // Each request either waits at its key check or has its answer.
+    for (let i = 0; i < 1_000 && lookups.mock.calls.length + answered.length < BURST; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // Counted from arrival, the first LIMIT took the workspace's places and went on to their key
+    // check; every other one was refused at once, without one. Counted after the check, all 100
+    // would be waiting at it.
+    expect(lookups.mock.calls.length).toBe(LIMIT);
+    expect(answered).toEqual(Array.from({ length: BURST - LIMIT }, () => 429));
+    open();
+    const statuses = (await Promise.all(burst)).map(({ status }) => status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(LIMIT);
+    expect(t.app.get(InFlightLimiter).remaining(workspace.id)).toBe(LIMIT);
+  } finally {
+    open();
+    jest.restoreAllMocks();
+  }
+});

@@ -8,12 +8,13 @@ export const RECENT_KEY_TTL_MS = 60_000;
 const MAX_KEYS = 10_000;
 
 /**
- * Keys that the database accepted lately, by hash. Used for one thing only: refusing, without a
- * database query, a request of a workspace that already has its in-flight limit in progress
- * (in-flight-refusal.ts). Never to admit a request: a key revoked a moment ago must be refused on
- * the very next request, and every admitted request is checked against the database. At worst a
- * key revoked within the last minute gets a 429 instead of a 401 while its workspace is at its
- * limit: no data, and nothing a holder of the key did not know.
+ * Keys that the database accepted lately, by hash. Used for one thing only: counting a request
+ * against its workspace's in-flight limit from its arrival, and refusing it without a database
+ * query when the workspace already has its limit in progress (in-flight-on-arrival.ts). Never to
+ * admit a request: a key revoked a moment ago must be refused on the very next request, and every
+ * admitted request is checked against the database. At worst a key revoked within the last minute
+ * gets a 429 instead of a 401 while its workspace is at its limit: no data, and nothing a holder
+ * of the key did not know.
  */
 @Injectable()
 export class RecentKeys {
