@@ -278,13 +278,6 @@ function targets(report: Report, find: Find): [string, string, boolean][] {
     const run = report.noisyNeighbour;
     const tail = run.quietDuringBurst.p99 / run.quietAlone.p99;
     rows.push(['(n) quiet p99 during the burst <= 2x alone', ratio(tail), tail <= 2]);
-    // Not a target: what the noisy workspace's admitted load alone costs the quiet one.
-    const floor = run.quietBesideLimit.p99 / run.quietAlone.p99;
-    rows.push([
-      '(n) quiet p99 beside the noisy one at its limit, no refusal (reference)',
-      ratio(floor),
-      floor <= 2,
-    ]);
     rows.push([
       '(n) quiet workspace refused during the burst: 0',
       String(run.quietDuringBurst.refused),

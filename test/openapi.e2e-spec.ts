@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Script } from 'node:vm';
 import request from 'supertest';
-import * as rateLimitHeaders from '../src/rate-limit/rate-limit-headers';
+import * as rateLimitHeaders from '../src/http/rate-limit-headers';
 import { AllExceptionsFilter } from '../src/http/all-exceptions.filter';
 import { RateLimitGuard } from '../src/rate-limit/rate-limit.guard';
 import { CompaniesService } from '../src/companies/companies.service';

@@ -2,7 +2,8 @@ import { CanActivate, ExecutionContext, Injectable, UnauthorizedException } from
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { isWellFormedApiKey } from './api-key';
-import { ApiKeysService, type AuthenticatedKey } from './api-keys.service';
+import type { AuthenticatedKey } from './api-key';
+import { ApiKeysService } from './api-keys.service';
 import { AuthFailureLimiter } from './auth-failure-limiter';
 import { IS_PUBLIC } from './public.decorator';
 

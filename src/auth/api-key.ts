@@ -1,5 +1,6 @@
 import { createHmac, randomInt } from 'node:crypto';
 import { crc32 } from 'node:zlib';
+import type { Plan } from '../generated/prisma/enums';
 
 /*
  * An API key is `st_` + 32 base62 characters from the CSPRNG (~190 bits) + a 6-character base62
@@ -53,4 +54,14 @@ function checksum(body: string): string {
 /** Expired from its instant on: a key whose expiresAt is now is refused (null: it never expires). */
 export function isExpired(expiresAt: Date | null, now: number): boolean {
   return expiresAt !== null && expiresAt.getTime() <= now;
+}
+
+/** What a request carries once its key is accepted. */
+export interface AuthenticatedKey {
+  keyId: string;
+  /** When the key stops working (it expires, or its roll's overlap ends); null: never. */
+  expiresAt: Date | null;
+  /** What it may read (src/auth/scopes.ts); empty: everything. */
+  scopes: readonly string[];
+  workspace: { id: string; name: string; plan: Plan };
 }

@@ -2,21 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { Environment } from '../config/environment';
 import { Database } from '../database/database';
-import type { Plan } from '../generated/prisma/enums';
 import { planIncludesApiAccess } from './plans';
-import { hashApiKey, isExpired } from './api-key';
+import { type AuthenticatedKey, hashApiKey, isExpired } from './api-key';
 import { API_KEY_BY_HASH_SQL, API_KEY_RECORD_USE_SQL, type ApiKeyRow } from './api-keys.sql';
 import { RecentKeys } from './recent-keys';
-
-/** What a request carries once its key is accepted. */
-export interface AuthenticatedKey {
-  keyId: string;
-  /** When the key stops working (it expires, or its roll's overlap ends); null: never. */
-  expiresAt: Date | null;
-  /** What it may read (src/auth/scopes.ts); empty: everything. */
-  scopes: readonly string[];
-  workspace: { id: string; name: string; plan: Plan };
-}
 
 // lastUsedAt is informative: one write per key per minute is enough, and keeps reads read-only.
 const LAST_USED_RESOLUTION_MS = 60_000;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectThrottlerStorage, ThrottlerException, ThrottlerStorage } from '@nestjs/throttler';
 import { Clock } from '../common/clock';
-import { type HeaderSink, setRateLimitHeaders } from '../rate-limit/rate-limit-headers';
+import { type HeaderSink, setRateLimitHeaders } from '../http/rate-limit-headers';
 import { Environment } from '../config/environment';
 
 const WINDOW_MS = 60_000;

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { isExpired } from './api-key';
-import type { AuthenticatedKey } from './api-keys.service';
+import { type AuthenticatedKey, isExpired } from './api-key';
 
 /** How long a key checked against the database is remembered for refusals. */
 export const RECENT_KEY_TTL_MS = 60_000;

@@ -1,6 +1,6 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import type { AuthenticatedKey } from './api-keys.service';
+import type { AuthenticatedKey } from './api-key';
 
 export type AuthenticatedWorkspace = AuthenticatedKey['workspace'];
 

@@ -1,5 +1,5 @@
 import { itemJsonSql, type ItemSelect } from '../items/item-sql';
-import { isoDateTime } from '../items/list-page-sql';
+import { isoDateTime } from '../items/fields';
 
 export type Feed = 'companies' | 'leads';
 

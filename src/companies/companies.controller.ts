@@ -2,7 +2,7 @@ import { Controller, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { Workspace, type AuthenticatedWorkspace } from '../auth/workspace.decorator';
 import { ChangesQueryDto } from '../changes/changes-query.dto';
-import { JsonRead } from '../http/json-read.decorator';
+import { JsonRead } from '../items/json-read.decorator';
 import { CompanyListQueryDto } from './dto/company-list-query.dto';
 import { NoQueryDto } from '../http/no-query.dto';
 import { COMPANY_CHANGES, GET_COMPANY, LIST_COMPANIES } from './companies.operations';

@@ -1,4 +1,4 @@
-import type { ReadOperation } from '../http/json-read.decorator';
+import type { ReadOperation } from '../items/json-read.decorator';
 import { CompanyChangePageDto } from './dto/company-change-page.dto';
 import { CompanyPageDto } from './dto/company-page.dto';
 import { CompanyDto } from './dto/company.dto';

@@ -18,7 +18,8 @@ import {
   retryAfterSeconds,
 } from '../database/database-errors';
 import { NotModifiedException } from './conditional-requests';
-import { InFlightLimitException, markRefusal } from './refusals';
+import { markRefusal } from '../logging/refusal-reason';
+import { InFlightLimitException } from './refusals';
 import type { ErrorEnvelopeDto } from './error-envelope.dto';
 
 // Fixed texts: an error body never echoes internals, SQL, or the caller's input.

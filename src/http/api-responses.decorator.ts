@@ -1,6 +1,5 @@
 import { applyDecorators, type Type } from '@nestjs/common';
 import { ApiHeader, ApiResponse, type HeadersObject, type SchemaObject } from '@nestjs/swagger';
-import { RequiresScopes, type Scope } from '../auth/scopes';
 import { ErrorEnvelopeDto } from './error-envelope.dto';
 import { SANE_REQUEST_ID } from './response-headers';
 
@@ -95,7 +94,7 @@ const KEYED_ANSWER = (required: boolean): HeadersObject => ({
   ...EVERY_RESPONSE,
 });
 
-// The validator of every 200 of a read (http/conditional-read.interceptor.ts), and of its 304.
+// The validator of every 200 of a read (items/conditional-read.interceptor.ts), and of its 304.
 const ETAG: HeadersObject = {
   ETag: {
     required: true,
@@ -161,8 +160,8 @@ export interface ExtraResponses {
   notFound?: string;
   /** The change feeds: a cursor older than the retention of deletions. */
   gone?: boolean;
-  /** What a key must be allowed to read here (ScopeGuard): a restricted key without it gets 403. */
-  scopes?: Scope[];
+  /** What a key must be allowed to read here: a restricted key without it gets 403 (documented). */
+  scopes?: readonly string[];
 }
 
 /**
@@ -178,7 +177,6 @@ export function ApiContractResponses(
   if (extra.scopes) {
     const needed = extra.scopes.map((scope) => `\`${scope}\``).join(' and ');
     extraResponses.push(
-      RequiresScopes(...extra.scopes),
       ApiResponse({
         status: 403,
         description:

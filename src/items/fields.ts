@@ -1,5 +1,3 @@
-import { isoDateTime } from './list-page-sql';
-
 /*
  * Each item's fields are declared once, as a map from the API's field name to its column, kind,
  * bounds and documentation (src/companies/company.fields.ts, src/leads/lead.fields.ts). From it
@@ -9,6 +7,11 @@ import { isoDateTime } from './list-page-sql';
  * (test/field-bounds.e2e-spec.ts compares the two), and the bound on a response's size
  * (response-size.ts). Adding a field is one line of a map.
  */
+
+/** A timestamptz as the contract writes every date-time: ISO 8601 in UTC with milliseconds. */
+export function isoDateTime(column: string): string {
+  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}
 
 /** What the OpenAPI document says of a field beyond its kind and bounds (field-dto.ts). */
 export interface FieldDoc {

@@ -45,5 +45,5 @@ export const DATA_VERSION_SQL = `((SELECT coalesce(max(writes), 0) FROM workspac
     WHERE workspace_id = $1)
   + (SELECT count(*) FROM workspace_writes WHERE workspace_id = $1))::text`;
 
-/** The version alone: what a conditional request reads first (http/conditional-read.interceptor.ts). */
+/** The version alone: what a conditional request reads first (items/conditional-read.interceptor.ts). */
 export const DATA_VERSION_STATEMENT = `SELECT ${DATA_VERSION_SQL} AS version`;

@@ -112,8 +112,3 @@ function filteredTotal(list: ListPageSql, filters: FilterSql[], matching: string
         WHERE workspace_id = $1 AND ${counted})${partials.join('')}
     ELSE (SELECT count(*) FROM ${table} WHERE ${matching}) END)::bigint AS n`;
 }
-
-/** A timestamptz as the contract writes every date-time: ISO 8601 in UTC with milliseconds. */
-export function isoDateTime(column: string): string {
-  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-}

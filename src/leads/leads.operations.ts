@@ -1,4 +1,4 @@
-import type { ReadOperation } from '../http/json-read.decorator';
+import type { ReadOperation } from '../items/json-read.decorator';
 import { LeadChangePageDto } from './dto/lead-change-page.dto';
 import { LeadPageDto } from './dto/lead-page.dto';
 import { LeadDto } from './dto/lead.dto';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { refusalOf } from '../http/refusals';
+import { refusalOf } from './refusal-reason';
 
 /**
  * The request log: one JSON line per request once its response is over (method, path as received,

@@ -21,7 +21,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
-import type { AuthenticatedKey } from '../auth/api-keys.service';
+import type { AuthenticatedKey } from '../auth/api-key';
 import { missingScopes, missingScopesMessage } from '../auth/scopes';
 import { CompaniesService } from '../companies/companies.service';
 import { isDatabaseUnavailable } from '../database/database-errors';

@@ -4,7 +4,7 @@ import { ChangesQueryDto } from '../changes/changes-query.dto';
 import { COMPANY_CHANGES, GET_COMPANY, LIST_COMPANIES } from '../companies/companies.operations';
 import type { CompaniesService } from '../companies/companies.service';
 import { CompanyListQueryDto } from '../companies/dto/company-list-query.dto';
-import type { ReadOperation } from '../http/json-read.decorator';
+import type { ReadOperation } from '../items/json-read.decorator';
 import { NoQueryDto } from '../http/no-query.dto';
 import { LeadListQueryDto } from '../leads/dto/lead-list-query.dto';
 import { GET_LEAD, LEAD_CHANGES, LIST_LEADS } from '../leads/leads.operations';

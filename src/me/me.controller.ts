@@ -1,7 +1,7 @@
 import { Controller, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { Workspace, type AuthenticatedWorkspace } from '../auth/workspace.decorator';
-import { JsonRead } from '../http/json-read.decorator';
+import { JsonRead } from '../items/json-read.decorator';
 import { NoQueryDto } from '../http/no-query.dto';
 import type { WorkspaceDto } from './dto/workspace.dto';
 import { GET_ME } from './me.operations';

@@ -1,4 +1,4 @@
-import type { ReadOperation } from '../http/json-read.decorator';
+import type { ReadOperation } from '../items/json-read.decorator';
 import { WorkspaceDto } from './dto/workspace.dto';
 
 /** The key check as the OpenAPI document states it (MeController). */

@@ -6,7 +6,7 @@ import {
   RETRY_AFTER_SATURATED_SECONDS,
   RETRY_AFTER_UNAVAILABLE_SECONDS,
 } from '../database/database-errors';
-import { markRefusal } from '../http/refusals';
+import { markRefusal } from '../logging/refusal-reason';
 import { ApiMetrics, METRIC_PREFIX, routeOf, UNMATCHED_ROUTE } from './api-metrics';
 
 /** A request as Express leaves it once routed (`route`), and its response with a status. */

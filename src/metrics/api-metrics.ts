@@ -3,7 +3,7 @@ import type { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { FairQueue } from '../database/fair-queue';
 import { RETRY_AFTER_SATURATED_SECONDS } from '../database/database-errors';
-import { refusalOf } from '../http/refusals';
+import { refusalOf } from '../logging/refusal-reason';
 
 /** Every metric's name starts with it, prom-client's default ones included. */
 export const METRIC_PREFIX = 'visitor_api_';

@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { InFlightLimitException } from '../http/refusals';
 import { InFlightLimiter } from './in-flight-limiter';
-import { setInFlightHeaders } from './rate-limit-headers';
+import { setInFlightHeaders } from '../http/rate-limit-headers';
 
 /** A refused request may try again this soon: requests of 10 to 500 ms will have ended by then. */
 export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;

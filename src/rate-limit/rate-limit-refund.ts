@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectThrottlerStorage, type ThrottlerStorage } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
-import { setRateLimitHeaders, type RateLimitState } from './rate-limit-headers';
+import { setRateLimitHeaders, type RateLimitState } from '../http/rate-limit-headers';
 
 declare module 'express-serve-static-core' {
   interface Request {

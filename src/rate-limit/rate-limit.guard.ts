@@ -6,7 +6,7 @@ import {
 } from '@nestjs/throttler';
 
 import type { Request, Response } from 'express';
-import { setRateLimitHeaders } from './rate-limit-headers';
+import { setRateLimitHeaders } from '../http/rate-limit-headers';
 import { rateLimitKey } from './rate-limit-refund';
 
 /**

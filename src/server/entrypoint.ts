@@ -31,8 +31,9 @@ async function migrateThenServe(): Promise<void> {
     logger.failed(error);
     process.exit(1);
   }
-  // main.js starts the server as it loads; its graceful shutdown takes the signals over.
-  await import('../main.js');
+  // The server's graceful shutdown takes the signals over once it serves.
+  const { serve } = await import('./serve.js');
+  await serve();
 }
 
 void migrateThenServe();

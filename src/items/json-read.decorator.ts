@@ -1,10 +1,13 @@
 import { applyDecorators, Get, Header, type Type, UseInterceptors } from '@nestjs/common';
 import { ApiOperation } from '@nestjs/swagger';
-import { ApiContractResponses, type ExtraResponses } from './api-responses.decorator';
+import { RequiresScopes, type Scope } from '../auth/scopes';
+import { ApiContractResponses, type ExtraResponses } from '../http/api-responses.decorator';
 import { ConditionalReadInterceptor, VersionedRead } from './conditional-read.interceptor';
 
 /** What the OpenAPI document says of one read (its operation) and what it answers. */
 export interface ReadOperation extends ExtraResponses {
+  /** What a key must be allowed to read here (ScopeGuard): a restricted key without it gets 403. */
+  scopes?: Scope[];
   operationId: string;
   summary: string;
   description: string;
@@ -23,6 +26,7 @@ export interface ReadOperation extends ExtraResponses {
 export function JsonRead(path: string | undefined, operation: ReadOperation): MethodDecorator {
   const { operationId, summary, description, ok, okDescription, versioned, ...extra } = operation;
   return applyDecorators(
+    ...(extra.scopes ? [RequiresScopes(...extra.scopes)] : []),
     Get(path),
     Header('Content-Type', 'application/json; charset=utf-8'),
     UseInterceptors(ConditionalReadInterceptor),

@@ -9,10 +9,10 @@ import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { from, mergeMap, type Observable } from 'rxjs';
 import { Database } from '../database/database';
-import { DATA_VERSION_STATEMENT } from '../items/item-sql';
+import { DATA_VERSION_STATEMENT } from './item-sql';
 import { RateLimitRefund } from '../rate-limit/rate-limit-refund';
-import { matchesAny, NotModifiedException, weakEtag } from './conditional-requests';
-import { isVersionedJson } from './json-text';
+import { matchesAny, NotModifiedException, weakEtag } from '../http/conditional-requests';
+import { isVersionedJson } from '../http/json-text';
 
 /** Marks a read whose body is a VersionedJson: its ETag is known before its statement runs. */
 export const VERSIONED_READ = 'versionedRead';

@@ -1,0 +1,123 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { preProcessFile } from 'typescript';
+
+/*
+ * Every import runs downhill. The rooms are the folders of src/ (each file directly in src/ is a
+ * room of its own: main.ts, app.module.ts, ...); one room importing another is an arrow, and no
+ * arrows may go round in a circle, at the rooms' scale nor the files'. Then the rooms can be laid
+ * out in floors with every import pointing down, and a module can be read, tested and moved with
+ * what is below it only. Imports are read as TypeScript reads them (static, `export ... from`,
+ * `import()`, type-only ones too: a type is a dependency of the reader); specs are leaves, left out.
+ */
+const SRC = __dirname;
+
+function sourceFiles(folder: string): string[] {
+  return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(folder, entry.name);
+    if (entry.isDirectory()) return entry.name === 'generated' ? [] : sourceFiles(path);
+    return path.endsWith('.ts') && !path.endsWith('.spec.ts') ? [path] : [];
+  });
+}
+
+const files = sourceFiles(SRC);
+const known = new Set(files);
+
+/** The project's files each file imports (packages and generated code left out). */
+const imports = new Map(
+  files.map((file) => {
+    const { importedFiles } = preProcessFile(readFileSync(file, 'utf8'), true, true);
+    const targets = importedFiles
+      .map(({ fileName }) => fileName)
+      .filter((name) => name.startsWith('.'))
+      .map((name) => resolve(dirname(file), name.replace(/\.js$/, '')))
+      .flatMap((base) => [`${base}.ts`, join(base, 'index.ts')].filter((path) => known.has(path)));
+    return [file, targets];
+  }),
+);
+
+const roomOf = (file: string) => relative(SRC, file).split(sep)[0];
+
+/** The circles of a graph: its strongly connected components of more than one node (Tarjan). */
+function circles(graph: Map<string, Set<string>>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  const visit = (node: string) => {
+    index.set(node, index.size);
+    low.set(node, index.get(node)!);
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (stack.includes(next)) {
+        low.set(node, Math.min(low.get(node)!, index.get(next)!));
+      }
+    }
+    if (low.get(node) === index.get(node)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        component.push(member);
+      } while (member !== node);
+      if (component.length > 1) found.push(component.sort());
+    }
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return found;
+}
+
+/** Each circle with the imports that close it, `from -> to`, for the failure message. */
+function describe(found: string[][], arrow: (from: string, to: string) => string[]): string[] {
+  return found.map((members) =>
+    members
+      .flatMap((from) => members.flatMap((to) => (from === to ? [] : arrow(from, to))))
+      .join('; '),
+  );
+}
+
+it('finds the imports it checks (the check can tell)', () => {
+  expect(files.length).toBeGreaterThan(100);
+  expect(imports.get(join(SRC, 'main.ts'))).toEqual([join(SRC, 'server', 'serve.ts')]);
+  // A dynamic import counts: the container's entry point loads the server with one.
+  expect(imports.get(join(SRC, 'server', 'entrypoint.ts'))).toContain(
+    join(SRC, 'server', 'serve.ts'),
+  );
+  expect(
+    circles(
+      new Map([
+        ['a', new Set(['b'])],
+        ['b', new Set(['a'])],
+        ['c', new Set()],
+      ]),
+    ),
+  ).toEqual([['a', 'b']]);
+});
+
+it('has no circle of rooms: every import between folders runs downhill', () => {
+  const rooms = new Map<string, Set<string>>();
+  for (const [file, targets] of imports) {
+    const from = roomOf(file);
+    if (!rooms.has(from)) rooms.set(from, new Set());
+    for (const target of targets) if (roomOf(target) !== from) rooms.get(from)!.add(roomOf(target));
+  }
+  const arrow = (from: string, to: string) =>
+    [...imports]
+      .filter(([file]) => roomOf(file) === from)
+      .flatMap(([file, targets]) =>
+        targets
+          .filter((target) => roomOf(target) === to)
+          .map((target) => `${relative(SRC, file)} -> ${relative(SRC, target)}`),
+      );
+  expect(describe(circles(rooms), arrow)).toEqual([]);
+});
+
+it('has no circle of files', () => {
+  const graph = new Map([...imports].map(([file, targets]) => [file, new Set(targets)]));
+  const arrow = (from: string, to: string) =>
+    imports.get(from)!.includes(to) ? [`${relative(SRC, from)} -> ${relative(SRC, to)}`] : [];
+  expect(describe(circles(graph), arrow)).toEqual([]);
+});
