@@ -11,7 +11,10 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json prisma.config.ts ./
 COPY prisma ./prisma
 COPY src ./src
-RUN npm run build
+# The quick start (src/dev: the embedded PostgreSQL and `npm run demo`) runs from a checkout with
+# the dev dependencies, never here: its build is left out (nothing else imports it,
+# src/import-graph.spec.ts). The demo data stay: the admin tool's `seed --demo` is the contract's.
+RUN npm run build && rm -rf dist/dev
 
 # The production dependencies, installed on their own rather than pruned from the build's tree:
 # `npm prune --omit=dev` keeps the Prisma CLI (about 190 MB with its tree), an optional peer of

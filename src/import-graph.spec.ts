@@ -121,3 +121,14 @@ it('has no circle of files', () => {
     imports.get(from)!.includes(to) ? [`${relative(SRC, from)} -> ${relative(SRC, to)}`] : [];
   expect(describe(circles(graph), arrow)).toEqual([]);
 });
+
+it('has nothing of the service import the quick start (src/dev/, left out of the image)', () => {
+  const intoDev = [...imports]
+    .filter(([file]) => roomOf(file) !== 'dev')
+    .flatMap(([file, targets]) =>
+      targets
+        .filter((target) => roomOf(target) === 'dev')
+        .map((target) => `${relative(SRC, file)} -> ${relative(SRC, target)}`),
+    );
+  expect(intoDev).toEqual([]);
+});
