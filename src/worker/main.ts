@@ -1,41 +1,34 @@
 import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
 import { existsSync } from 'node:fs';
-import { pino } from 'pino';
-import { requireWebhookSecretKey, validateEnvironment } from '../config/environment';
+import { pino, type Logger } from 'pino';
 import { StartupError } from '../common/startup-error';
-import { sessionSettingsSource } from '../database/pool-config';
+import { Environment } from '../config/environment';
+import { AppLogger } from '../logging/app-logger';
 import { loggerOptions } from '../logging/log-options';
-import { WebhookWorker } from './webhook-worker';
+import { WORKER_LOGGER, WorkerModule } from './worker.module';
 
 /**
  * `npm run start:worker`: the webhook worker, from the same build and image as the server.
- * SIGTERM (or SIGINT) drains it: the attempts in flight finish and are recorded, then it exits.
+ * SIGTERM (or SIGINT) drains it: the attempts in flight finish and are recorded, then it exits 0.
  */
 async function main(): Promise<void> {
   if (existsSync('.env')) process.loadEnvFile('.env');
-  const environment = validateEnvironment(process.env);
-  // The server's line format (level names, ISO times, keys redacted), and which process wrote it.
-  const logger = pino({
-    ...loggerOptions(environment.LOG_LEVEL),
-    base: { service: 'webhook-worker' },
+  // The context is up once the worker has started (its bootstrap hook). Nest's own lines are the
+  // worker's JSON lines once it has its logger; a failure to start is main's one fatal line.
+  const app = await NestFactory.createApplicationContext(WorkerModule, {
+    logger: false,
+    abortOnError: false,
   });
-  const worker = new WebhookWorker({
-    // Through PgBouncer too: pg-boss and the dispatcher hold nothing across transactions.
-    databaseUrl: environment.DATABASE_URL,
-    sessionSettings: sessionSettingsSource(environment.DATABASE_POOLER),
-    secretKey: requireWebhookSecretKey(environment),
-    allowPrivateNetworks: environment.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
-    allowHttp: environment.WEBHOOK_ALLOW_HTTP,
-    timeoutMs: environment.WEBHOOK_TIMEOUT_MS,
-    logger,
-  });
-  if (environment.WEBHOOK_ALLOW_PRIVATE_NETWORKS) {
+  const logger = app.get<Logger>(WORKER_LOGGER);
+  app.useLogger(new AppLogger(logger));
+  if (app.get(Environment).WEBHOOK_ALLOW_PRIVATE_NETWORKS) {
     logger.warn('WEBHOOK_ALLOW_PRIVATE_NETWORKS is on: webhooks may reach private addresses');
   }
-  await worker.start();
   const shutDown = (signal: NodeJS.Signals) => {
     logger.info(`${signal}: draining the webhook worker`);
-    worker.stop().then(
+    // The worker drains in its destroy hook, before the database's pools close.
+    app.close().then(
       () => process.exit(0),
       (error: unknown) => {
         logger.error({ err: error }, 'webhook worker did not stop cleanly');

@@ -1,8 +1,8 @@
+import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import PgBoss from 'pg-boss';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { Clock } from '../common/clock';
-import { startupOptions, type SessionSettingsSource } from '../database/pool-config';
 import { DEFAULT_TIMEOUT_MS } from '../webhooks/delivery/send-webhook';
 import { DeliverySlots, SLOW_ATTEMPT_MS } from '../webhooks/delivery-slots';
 import { type FetchedJob, WebhookDelivery } from '../webhooks/webhook-delivery';
@@ -10,12 +10,14 @@ import { WebhookDispatcher } from '../webhooks/webhook-dispatcher';
 import { DELIVERY_QUEUE, type DeliveryJob } from '../webhooks/webhook-queue';
 
 export interface WebhookWorkerOptions {
-  databaseUrl: string;
   /**
-   * 'role' behind PgBouncer (DATABASE_POOLER=pgbouncer), as for the server: no startup parameters,
-   * which PgBouncer refuses (with them, no connection opened and nothing was delivered).
+   * The dispatcher's and the deliveries' statements: the process's Database pool (worker.module.ts),
+   * with the service's session settings (UTC, exact scores in the events' items), sent at connection
+   * or carried by the role behind PgBouncer. Its owner closes it, after stop().
    */
-  sessionSettings?: SessionSettingsSource;
+  pool: Pool;
+  /** pg-boss's own connections. */
+  databaseUrl: string;
   secretKey: Buffer;
   allowPrivateNetworks: boolean;
   allowHttp: boolean;
@@ -65,7 +67,7 @@ function hostOf(url: string): string {
  * taking the jobs (pg-boss) while there are places for their attempts, each endpoint within its
  * share (DeliverySlots). Any number of workers may run against one database.
  */
-export class WebhookWorker {
+export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly pool: Pool;
   private readonly boss: PgBoss;
   private readonly dispatcher: WebhookDispatcher;
@@ -81,16 +83,7 @@ export class WebhookWorker {
   private stopped = false;
 
   constructor(private readonly options: WebhookWorkerOptions) {
-    // Statements are short (claims and records of many attempts at once, a transaction per failed
-    // one): ten connections, and waiting for one is not an error here (there is no client to shed).
-    // The service's session settings (UTC, exact scores in the events' items), sent here or
-    // carried by the role.
-    this.pool = new Pool({
-      connectionString: options.databaseUrl,
-      max: 10,
-      ...(options.sessionSettings !== 'role' && { options: startupOptions() }),
-    });
-    this.pool.on('error', (error) => options.logger.warn(`idle connection lost: ${error.message}`));
+    this.pool = options.pool;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const leaseMs = 2 * timeoutMs;
     this.boss = new PgBoss({
@@ -142,6 +135,16 @@ export class WebhookWorker {
     );
   }
 
+  /** In the worker process, once its context is up (worker.module.ts). */
+  onApplicationBootstrap(): Promise<void> {
+    return this.start();
+  }
+
+  /** When the context closes (SIGTERM), before the database's pools do. */
+  onModuleDestroy(): Promise<void> {
+    return this.stop();
+  }
+
   async start(): Promise<void> {
     await this.boss.start();
     // createQueue is idempotent in pg-boss 10 (a queue that exists is left as is).
@@ -156,7 +159,7 @@ export class WebhookWorker {
 
   /**
    * SIGTERM: no new dispatch and no new job; the attempts in flight finish and are recorded, then
-   * the connections close.
+   * pg-boss's connections close (the pool is its owner's).
    */
   async stop(): Promise<void> {
     this.stopped = true;
@@ -167,7 +170,6 @@ export class WebhookWorker {
     await Promise.allSettled(this.accepting);
     await this.delivery.drain();
     await this.boss.stop({ graceful: true, wait: true, close: true, timeout: STOP_TIMEOUT_MS });
-    await this.pool.end();
     this.options.logger.info('webhook worker stopped');
   }
 

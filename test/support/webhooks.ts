@@ -6,10 +6,11 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Pool } from 'pg';
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import type { Clock } from '../../src/common/clock';
-import { sessionSettingsSource } from '../../src/database/pool-config';
+import { poolConfig, sessionSettingsSource } from '../../src/database/pool-config';
 import { WebhookWorker, type WebhookWorkerOptions } from '../../src/worker/webhook-worker';
 
 /** The key the tests seal secrets under (WEBHOOK_SECRET_KEY). */
@@ -108,10 +109,14 @@ export function testWorker(
   databaseUrl: string,
   options: Partial<WebhookWorkerOptions> & { clock?: Clock } = {},
 ): WebhookWorker {
-  return new WebhookWorker({
+  // The pool the worker process takes from its Database (the same settings), ended with the
+  // worker; through PgBouncer when the suite runs behind it (.ci/pgbouncer-suite).
+  const pool = new Pool(
+    poolConfig(databaseUrl, sessionSettingsSource(process.env.DATABASE_POOLER)),
+  );
+  const worker = new WebhookWorker({
+    pool,
     databaseUrl,
-    // Through PgBouncer when the suite runs behind it (.ci/pgbouncer-suite), as the service.
-    sessionSettings: sessionSettingsSource(process.env.DATABASE_POOLER),
     secretKey: Buffer.from(TEST_SECRET_KEY_HEX, 'hex'),
     allowPrivateNetworks: true,
     allowHttp: true,
@@ -121,6 +126,12 @@ export function testWorker(
     maxJobWaitSeconds: 1,
     ...options,
   });
+  const stop = worker.stop.bind(worker);
+  worker.stop = async () => {
+    await stop();
+    await pool.end();
+  };
+  return worker;
 }
 
 /** Polls `check` until it returns a value other than undefined/false, for up to `timeoutMs`. */
