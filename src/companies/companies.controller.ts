@@ -1,17 +1,14 @@
-import { Controller, Param, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Param, Query } from '@nestjs/common';
 import { Workspace, type AuthenticatedWorkspace } from '../auth/workspace.decorator';
 import { ChangesQueryDto } from '../changes/changes-query.dto';
-import { JsonRead } from '../items/json-read.decorator';
+import { JsonRead, ReadController } from '../items/json-read.decorator';
 import { CompanyListQueryDto } from './dto/company-list-query.dto';
 import { NoQueryDto } from '../http/no-query.dto';
 import { COMPANY_CHANGES, GET_COMPANY, LIST_COMPANIES } from './companies.operations';
 import { CompaniesService } from './companies.service';
 
 /** Each read is one call of the service, which returns the body PostgreSQL wrote. */
-@ApiTags('companies')
-@ApiBearerAuth()
-@Controller('v1/companies')
+@ReadController('v1/companies', 'companies')
 export class CompaniesController {
   constructor(private readonly companies: CompaniesService) {}
 

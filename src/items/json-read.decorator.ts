@@ -1,5 +1,12 @@
-import { applyDecorators, Get, Header, type Type, UseInterceptors } from '@nestjs/common';
-import { ApiOperation } from '@nestjs/swagger';
+import {
+  applyDecorators,
+  Controller,
+  Get,
+  Header,
+  type Type,
+  UseInterceptors,
+} from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequiresScopes, type Scope } from '../auth/scopes';
 import { ApiContractResponses, type ExtraResponses } from '../http/api-responses.decorator';
 import { ConditionalReadInterceptor, VersionedRead } from './conditional-read.interceptor';
@@ -34,4 +41,9 @@ export function JsonRead(path: string | undefined, operation: ReadOperation): Me
     ApiOperation({ operationId, summary, description }),
     ApiContractResponses(ok, okDescription, extra),
   );
+}
+
+/** A controller of the public API's reads: its path, its tag in the OpenAPI document, the key. */
+export function ReadController(path: string, tag: string): ClassDecorator {
+  return applyDecorators(ApiTags(tag), ApiBearerAuth(), Controller(path));
 }

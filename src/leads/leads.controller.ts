@@ -1,17 +1,14 @@
-import { Controller, Param, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Param, Query } from '@nestjs/common';
 import { Workspace, type AuthenticatedWorkspace } from '../auth/workspace.decorator';
 import { ChangesQueryDto } from '../changes/changes-query.dto';
-import { JsonRead } from '../items/json-read.decorator';
+import { JsonRead, ReadController } from '../items/json-read.decorator';
 import { LeadListQueryDto } from './dto/lead-list-query.dto';
 import { NoQueryDto } from '../http/no-query.dto';
 import { GET_LEAD, LEAD_CHANGES, LIST_LEADS } from './leads.operations';
 import { LeadsService } from './leads.service';
 
 /** Each read is one call of the service, which returns the body PostgreSQL wrote. */
-@ApiTags('leads')
-@ApiBearerAuth()
-@Controller('v1/leads')
+@ReadController('v1/leads', 'leads')
 export class LeadsController {
   constructor(private readonly leads: LeadsService) {}
 
