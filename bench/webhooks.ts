@@ -8,7 +8,7 @@ import { cpuSeconds } from './compression';
 import { sealSecret } from '../src/webhooks/secret-box';
 import { newSigningSecret } from '../src/webhooks/delivery/secret';
 import { EVENT_TYPES } from '../src/webhooks/webhook-events';
-import { CREATE_ENDPOINT_SQL } from '../src/webhooks/webhooks.sql';
+import { createEndpoint } from '../src/webhooks/webhooks.sql';
 
 /** (w) Webhook dispatch under the API's load: what the worker delivers, and how soon. */
 export interface WebhookRun {
@@ -108,18 +108,12 @@ export async function measureWebhooks(options: {
       await client.query(`DELETE FROM companies WHERE workspace_id = $1`, [workspace]);
       await client.query(`DELETE FROM webhook_endpoints WHERE workspace_id = $1`, [workspace]);
     }
-    const createEndpoint = async (workspace: string, endpointUrl: string) => {
+    const addEndpoint = async (workspaceId: string, endpointUrl: string) => {
       const id = `whe_bench_${randomBytes(4).toString('hex')}`;
-      await client.query(CREATE_ENDPOINT_SQL, [
-        id,
-        workspace,
-        endpointUrl,
-        [...EVENT_TYPES],
-        sealSecret(key, id, newSigningSecret()),
-        new Date(),
-      ]);
+      const endpoint = { id, workspaceId, url: endpointUrl, eventTypes: [...EVENT_TYPES] };
+      await createEndpoint(client, endpoint, sealSecret(key, id, newSigningSecret()), new Date());
     };
-    await createEndpoint(WORKSPACE, url);
+    await addEndpoint(WORKSPACE, url);
     // The worker is up once it has created pg-boss's schema and queue.
     await sleep(3_000);
 
@@ -172,7 +166,7 @@ export async function measureWebhooks(options: {
       latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
 
     // One endpoint hangs on HANGING_EVENTS events; this one gets HEALTHY_RATE a second meanwhile.
-    await createEndpoint(HANGING_WORKSPACE, hangingUrl);
+    await addEndpoint(HANGING_WORKSPACE, hangingUrl);
     await client.query(
       `INSERT INTO companies (id, workspace_id, name, domain, industry, size, country, city,
          revenue, intent_score, intent_level, icp_score, commercial_score, crm_status,

@@ -4,7 +4,7 @@ import { Environment } from '../config/environment';
 import { Database } from '../database/database';
 import { planIncludesApiAccess } from './plans';
 import { type AuthenticatedKey, hashApiKey, isExpired } from './api-key';
-import { API_KEY_BY_HASH_SQL, API_KEY_RECORD_USE_SQL, type ApiKeyRow } from './api-keys.sql';
+import { type ApiKeyRow, findApiKeyByHash, recordApiKeyUse } from './api-keys.sql';
 import { RecentKeys } from './recent-keys';
 
 // lastUsedAt is informative: one write per key per minute is enough, and keeps reads read-only.
@@ -59,8 +59,7 @@ export class ApiKeysService {
 
   /** The one database lookup of a request's key. */
   async findByHash(hash: string): Promise<ApiKeyRow | undefined> {
-    const [found] = await this.database.query<ApiKeyRow>(API_KEY_BY_HASH_SQL, [hash]);
-    return found;
+    return findApiKeyByHash(this.database, hash);
   }
 
   private async recordUse(id: string, lastUsedAt: Date | null): Promise<void> {
@@ -68,6 +67,6 @@ export class ApiKeysService {
     if (lastUsedAt && now - lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
     // On the pool like the lookup: serving requests never loads Prisma's query engine.
     const staleBefore = new Date(now - LAST_USED_RESOLUTION_MS);
-    await this.database.query(API_KEY_RECORD_USE_SQL, [id, new Date(now), staleBefore]);
+    await recordApiKeyUse(this.database, id, new Date(now), staleBefore);
   }
 }

@@ -1,3 +1,4 @@
+import type { Queryable } from '../database/queryable';
 import type { Plan } from '../generated/prisma/enums';
 
 /**
@@ -28,4 +29,23 @@ export interface ApiKeyRow {
   workspaceName: string;
   plan: Plan;
   suspended: boolean;
+}
+
+/** The key of this hash and its workspace, if there is such a key. */
+export async function findApiKeyByHash(
+  database: Queryable,
+  hash: string,
+): Promise<ApiKeyRow | undefined> {
+  const [found] = await database.query<ApiKeyRow>(API_KEY_BY_HASH_SQL, [hash]);
+  return found;
+}
+
+/** Marks the key used at `now` unless it was marked since `staleBefore`. */
+export async function recordApiKeyUse(
+  database: Queryable,
+  id: string,
+  now: Date,
+  staleBefore: Date,
+): Promise<void> {
+  await database.query(API_KEY_RECORD_USE_SQL, [id, now, staleBefore]);
 }

@@ -10,15 +10,16 @@ import type { DeliverySlots } from './delivery-slots';
 import { openSecret } from './secret-box';
 import { DELIVERY_QUEUE, inTransaction, jobOptions } from './webhook-queue';
 import {
-  CLAIM_EVENTS_SQL,
-  DISABLE_ENDPOINT_SQL,
-  ENDPOINT_FAILED_SQL,
-  EVENT_ENDPOINTS_SQL,
-  EVENT_STATUS_SQL,
-  PAUSE_EVENT_SQL,
-  RECORD_ATTEMPT_SQL,
-  RECORD_DELIVERED_SQL,
-  SETTLE_EVENT_SQL,
+  claimEvents,
+  type ClaimedEvent,
+  disableEndpoint,
+  endpointFailed,
+  endpointsOfEvents,
+  eventStatus,
+  pauseEvent,
+  recordAttempt,
+  recordDelivered,
+  settleEvent,
 } from './webhooks.sql';
 
 /** An endpoint whose every attempt failed for this long is disabled. */
@@ -40,25 +41,6 @@ export interface DeliveryOptions {
   onRefused?: (endpointId: string, url: string, reason: string) => void;
 }
 
-interface ClaimedEvent {
-  id: string;
-  endpoint_id: string;
-  attempts: number;
-  body: string;
-  url: string;
-  secret: string;
-  previous_secret: string | null;
-  previous_secret_expires_at: Date | null;
-}
-
-interface EventStatus {
-  state: string;
-  next_attempt_at: Date;
-  lease_until: Date | null;
-  enabled: boolean;
-}
-
-/** A job of the delivery queue, as the worker fetched it. */
 export interface FetchedJob {
   id: string;
   eventId: string;
@@ -169,11 +151,10 @@ export class WebhookDelivery {
 
   /** Which endpoint each job's event is for; an event that is gone (endpoint deleted) has none. */
   private async endpointsOf(jobs: FetchedJob[]): Promise<Map<string, string>> {
-    const { rows } = await this.pool.query<{ id: string; endpoint_id: string }>(
-      EVENT_ENDPOINTS_SQL,
-      [jobs.map((job) => job.eventId)],
+    return endpointsOfEvents(
+      this.pool,
+      jobs.map((job) => job.eventId),
     );
-    return new Map(rows.map((row) => [row.id, row.endpoint_id]));
   }
 
   /**
@@ -244,11 +225,12 @@ export class WebhookDelivery {
   /** Claims events for the jobs that started within a few ms of each other, in one statement. */
   private async claim(claims: Claim[]): Promise<void> {
     const now = Math.max(...claims.map((claim) => claim.now));
-    const { rows } = await this.pool.query<ClaimedEvent>(CLAIM_EVENTS_SQL, [
+    const rows = await claimEvents(
+      this.pool,
       claims.map((claim) => claim.eventId),
       new Date(now),
       new Date(now + this.leaseMs),
-    ]);
+    );
     const byId = new Map(rows.map((event) => [event.id, event]));
     const taken = new Set<string>();
     for (const claim of claims) {
@@ -288,15 +270,18 @@ export class WebhookDelivery {
 
   /** Delivered attempts of any endpoints, in one statement. */
   private async recordDelivered(attempts: DeliveredAttempt[]): Promise<void> {
-    await this.pool.query(RECORD_DELIVERED_SQL, [
-      attempts.map(({ event }) => event.id),
-      attempts.map(({ event }) => event.endpoint_id),
-      attempts.map(({ event }) => event.attempts),
-      attempts.map(({ outcome }) => outcome.status ?? null),
-      attempts.map(({ outcome }) => outcome.durationMs),
-      attempts.map(({ outcome }) => outcome.responseExcerpt),
-      attempts.map(({ sentAt }) => sentAt),
-    ]);
+    await recordDelivered(
+      this.pool,
+      attempts.map(({ event, outcome, sentAt }) => ({
+        eventId: event.id,
+        endpointId: event.endpoint_id,
+        attempt: event.attempts,
+        status: outcome.status ?? null,
+        durationMs: outcome.durationMs,
+        responseExcerpt: outcome.responseExcerpt,
+        sentAt,
+      })),
+    );
   }
 
   /** The current secret's key, then the previous one's while the rotation overlap lasts. */
@@ -314,12 +299,11 @@ export class WebhookDelivery {
 
   /** The event is not ours to send now: say when to look again, if ever. */
   private async notClaimed(eventId: string, now: number): Promise<void> {
-    const { rows } = await this.pool.query<EventStatus>(EVENT_STATUS_SQL, [eventId]);
-    const status = rows[0];
+    const status = await eventStatus(this.pool, eventId);
     // Gone (its endpoint deleted), delivered, given up, or already paused.
     if (!status || status.state !== 'pending') return;
     if (!status.enabled) {
-      await this.pool.query(PAUSE_EVENT_SQL, [eventId]);
+      await pauseEvent(this.pool, eventId);
       return;
     }
     const leaseEnd = status.lease_until?.getTime() ?? 0;
@@ -345,24 +329,22 @@ export class WebhookDelivery {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      await client.query(RECORD_ATTEMPT_SQL, [
+      await recordAttempt(client, {
         eventId,
-        event.endpoint_id,
-        event.attempts,
-        sentAt,
-        outcome.status ?? null,
-        outcome.error ?? `HTTP ${outcome.status}`,
-        outcome.durationMs,
-        outcome.responseExcerpt,
-      ]);
+        endpointId: event.endpoint_id,
+        attempt: event.attempts,
+        attemptedAt: sentAt,
+        status: outcome.status ?? null,
+        error: outcome.error ?? `HTTP ${outcome.status}`,
+        durationMs: outcome.durationMs,
+        responseExcerpt: outcome.responseExcerpt,
+      });
       if (outcome.gone) {
         // The receiver asks us to stop: the endpoint is disabled now, and this event waits
         // with the others for an `enable`.
-        await client.query(SETTLE_EVENT_SQL, [eventId, 'paused', null]);
-        await client.query(DISABLE_ENDPOINT_SQL, [
-          event.endpoint_id,
-          `the receiver answered 410 Gone at ${sentAt.toISOString()}`,
-        ]);
+        await settleEvent(client, eventId, 'paused');
+        const reason = `the receiver answered 410 Gone at ${sentAt.toISOString()}`;
+        await disableEndpoint(client, event.endpoint_id, reason);
       } else {
         await this.failed(client, eventId, event, sentAt, outcome);
       }
@@ -382,26 +364,20 @@ export class WebhookDelivery {
     sentAt: Date,
     outcome: AttemptOutcome,
   ): Promise<void> {
-    const { rows } = await client.query<{ failing_since: Date }>(ENDPOINT_FAILED_SQL, [
-      event.endpoint_id,
-      sentAt,
-    ]);
-    const failingSince = rows[0].failing_since;
+    const failingSince = await endpointFailed(client, event.endpoint_id, sentAt);
     if (sentAt.getTime() - failingSince.getTime() >= FAILING_LIMIT_MS) {
-      await client.query(SETTLE_EVENT_SQL, [eventId, 'paused', null]);
-      await client.query(DISABLE_ENDPOINT_SQL, [
-        event.endpoint_id,
-        `every attempt failed for 3 days, since ${failingSince.toISOString()}`,
-      ]);
+      await settleEvent(client, eventId, 'paused');
+      const reason = `every attempt failed for 3 days, since ${failingSince.toISOString()}`;
+      await disableEndpoint(client, event.endpoint_id, reason);
       return;
     }
     const delay = retryDelayMs(event.attempts, this.options.random, outcome.retryAfterMs);
     if (delay === null) {
-      await client.query(SETTLE_EVENT_SQL, [eventId, 'failed', null]);
+      await settleEvent(client, eventId, 'failed');
       return;
     }
     const nextAt = sentAt.getTime() + delay;
-    await client.query(SETTLE_EVENT_SQL, [eventId, 'pending', new Date(nextAt)]);
+    await settleEvent(client, eventId, 'pending', new Date(nextAt));
     await this.boss.send(
       DELIVERY_QUEUE,
       { eventId },

@@ -5,33 +5,16 @@ import type { Clock } from '../common/clock';
 import { eventBody, WEBHOOK_FEEDS, type EventType, type WebhookFeed } from './webhook-events';
 import { DELIVERY_QUEUE, inTransaction, jobOptions } from './webhook-queue';
 import {
-  advanceSql,
-  CLAIM_ENDPOINT_SQL,
-  feedChangesSql,
-  INSERT_EVENTS_SQL,
-  RESUME_PAUSED_SQL,
+  advanceEndpoint,
+  claimEndpointAfter,
+  type DispatchedEndpoint,
+  feedChangesAfter,
+  insertEvents,
+  resumePaused,
 } from './webhooks.sql';
 
 /** Changes read per feed and endpoint in one transaction. */
 export const DISPATCH_BATCH = 500;
-
-interface EndpointRow {
-  id: string;
-  workspace_id: string;
-  event_types: EventType[];
-  company_txid: string;
-  company_id: string;
-  lead_txid: string;
-  lead_id: string;
-}
-
-interface ChangeRow {
-  id: string;
-  txid: string;
-  item: string | null;
-}
-
-const FEED_SQL = new Map(WEBHOOK_FEEDS.map((feed) => [feed, feedChangesSql(feed)]));
 
 /**
  * Turns changes into events. Each enabled endpoint is read like a feed client: the changes of its
@@ -71,15 +54,13 @@ export class WebhookDispatcher {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      const { rows } = await client.query<EndpointRow>(CLAIM_ENDPOINT_SQL, [after]);
-      if (rows.length === 0) {
+      const endpoint = await claimEndpointAfter(client, after);
+      if (endpoint === undefined) {
         await client.query('COMMIT');
         return null;
       }
-      const endpoint = rows[0];
       const now = new Date(this.clock.now());
-      const resumed = await client.query<{ id: string }>(RESUME_PAUSED_SQL, [endpoint.id, now]);
-      const ids = resumed.rows.map((row) => row.id);
+      const ids = await resumePaused(client, endpoint.id, now);
       let changes = 0;
       for (const feed of WEBHOOK_FEEDS) {
         const read = await this.dispatchFeed(client, endpoint, feed, now);
@@ -106,18 +87,21 @@ export class WebhookDispatcher {
   /** The events of one feed's changes past the endpoint's position; advances the position. */
   private async dispatchFeed(
     client: PoolClient,
-    endpoint: EndpointRow,
+    endpoint: DispatchedEndpoint,
     feed: WebhookFeed,
     now: Date,
   ): Promise<{ changes: number; events: string[] }> {
-    const position = endpoint[feed.txidColumn as 'company_txid' | 'lead_txid'];
-    const positionId = endpoint[feed.idColumn as 'company_id' | 'lead_id'];
-    const { rows } = await client.query<ChangeRow>(FEED_SQL.get(feed)!, [
+    const position = {
+      txid: endpoint[feed.txidColumn as 'company_txid' | 'lead_txid'],
+      id: endpoint[feed.idColumn as 'company_id' | 'lead_id'],
+    };
+    const rows = await feedChangesAfter(
+      client,
+      feed,
       endpoint.workspace_id,
       position,
-      positionId,
       DISPATCH_BATCH,
-    ]);
+    );
     if (rows.length === 0) return { changes: 0, events: [] };
     const ids: string[] = [];
     const types: EventType[] = [];
@@ -130,11 +114,9 @@ export class WebhookDispatcher {
       types.push(type);
       bodies.push(eventBody(id, type, now, change.item ?? JSON.stringify({ id: change.id })));
     }
-    if (ids.length > 0) {
-      await client.query(INSERT_EVENTS_SQL, [ids, endpoint.id, types, bodies, now]);
-    }
+    if (ids.length > 0) await insertEvents(client, endpoint.id, { ids, types, bodies }, now);
     const last = rows[rows.length - 1];
-    await client.query(advanceSql(feed), [endpoint.id, last.txid, last.id]);
+    await advanceEndpoint(client, feed, endpoint.id, last);
     return { changes: rows.length, events: ids };
   }
 }

@@ -8,52 +8,26 @@ import { sealSecret } from './secret-box';
 import { EVENT_TYPES, type EventType } from './webhook-events';
 import { urlProblem } from './webhook-url';
 import {
-  CREATE_ENDPOINT_SQL,
-  DELETE_ENDPOINT_SQL,
-  DELIVERIES_SQL,
-  ENDPOINT_SECRET_SQL,
-  LIST_ENDPOINTS_SQL,
-  ROTATE_SECRET_SQL,
-  SET_ENABLED_SQL,
+  createEndpoint,
+  type CreatedEndpointRow,
+  type DeliveryAttempt,
+  deleteEndpoint,
+  endpointExists,
+  type EndpointSummary,
+  latestDeliveries,
+  listEndpoints,
+  lockEndpointSecret,
+  rotateSecret,
+  setEndpointEnabled,
+  workspaceExists,
 } from './webhooks.sql';
 
 /** How long a rotated-out secret still signs deliveries, beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 
-export interface CreatedEndpoint {
-  id: string;
-  workspaceId: string;
-  url: string;
-  eventTypes: EventType[];
-  createdAt: Date;
+export interface CreatedEndpoint extends CreatedEndpointRow {
   /** Shown once: only its encryption is stored. */
   secret: string;
-}
-
-export interface EndpointSummary {
-  id: string;
-  url: string;
-  eventTypes: EventType[];
-  state: 'enabled' | 'disabled';
-  disabledReason: string | null;
-  failingSince: Date | null;
-  lastSuccessAt: Date | null;
-  createdAt: Date;
-  failures: number;
-  pending: number;
-}
-
-export interface DeliveryAttempt {
-  eventId: string;
-  type: EventType;
-  attempt: number;
-  attemptedAt: Date;
-  status: number | null;
-  error: string | null;
-  durationMs: number;
-  /** The receiver's answer: its first 1 KB, as received ('' when none came). */
-  responseExcerpt: string;
-  eventState: string;
 }
 
 /** The admin tool's side of webhooks: endpoints and their secrets, and what was delivered. */
@@ -65,6 +39,11 @@ export class WebhookEndpointsService {
     private readonly environment: Environment,
   ) {}
 
+  /** The admin tool's statements run on the database's pool. */
+  private get sql() {
+    return this.database.pool;
+  }
+
   async create(
     workspaceId: string,
     url: string,
@@ -73,32 +52,28 @@ export class WebhookEndpointsService {
     const key = requireWebhookSecretKey(this.environment);
     const problem = urlProblem(url, this.environment.WEBHOOK_ALLOW_HTTP);
     if (problem) throw new BadRequestException(`--url: ${problem}`);
-    const [workspace] = await this.database.query('SELECT 1 FROM workspaces WHERE id = $1', [
-      workspaceId,
-    ]);
-    if (!workspace) throw new NotFoundException(`workspace ${workspaceId} does not exist`);
+    if (!(await workspaceExists(this.sql, workspaceId))) {
+      throw new NotFoundException(`workspace ${workspaceId} does not exist`);
+    }
     const id = `whe_${randomBytes(12).toString('hex')}`;
     const secret = newSigningSecret();
-    const [created] = await this.database.query<Omit<CreatedEndpoint, 'secret'>>(
-      CREATE_ENDPOINT_SQL,
-      [id, workspaceId, url, eventTypes, sealSecret(key, id, secret), new Date(this.clock.now())],
-    );
+    const sealed = sealSecret(key, id, secret);
+    const endpoint = { id, workspaceId, url, eventTypes };
+    const created = await createEndpoint(this.sql, endpoint, sealed, new Date(this.clock.now()));
     return { ...created, secret };
   }
 
   async list(workspaceId: string): Promise<EndpointSummary[]> {
-    return this.database.query<EndpointSummary>(LIST_ENDPOINTS_SQL, [workspaceId]);
+    return listEndpoints(this.sql, workspaceId);
   }
 
   async setEnabled(id: string, enabled: boolean): Promise<void> {
     const reason = enabled ? null : 'disabled by an administrator';
-    const rows = await this.database.query(SET_ENABLED_SQL, [id, enabled, reason]);
-    if (rows.length === 0) throw notFound(id);
+    if (!(await setEndpointEnabled(this.sql, id, enabled, reason))) throw notFound(id);
   }
 
   async delete(id: string): Promise<void> {
-    const rows = await this.database.query(DELETE_ENDPOINT_SQL, [id]);
-    if (rows.length === 0) throw notFound(id);
+    if (!(await deleteEndpoint(this.sql, id))) throw notFound(id);
   }
 
   /**
@@ -111,16 +86,12 @@ export class WebhookEndpointsService {
     const client = await this.database.pool.connect();
     try {
       await client.query('BEGIN');
-      const { rows } = await client.query<{ secret: string }>(ENDPOINT_SECRET_SQL, [id]);
-      if (rows.length === 0) throw notFound(id);
+      const previousSealed = await lockEndpointSecret(client, id);
+      if (previousSealed === undefined) throw notFound(id);
       const secret = newSigningSecret();
       const previousExpiresAt = new Date(this.clock.now() + ROTATION_OVERLAP_MS);
-      await client.query(ROTATE_SECRET_SQL, [
-        id,
-        sealSecret(key, id, secret),
-        rows[0].secret,
-        previousExpiresAt,
-      ]);
+      const sealed = sealSecret(key, id, secret);
+      await rotateSecret(client, id, { sealed, previousSealed, previousExpiresAt });
       await client.query('COMMIT');
       return { id, secret, previousExpiresAt };
     } catch (error) {
@@ -132,11 +103,8 @@ export class WebhookEndpointsService {
   }
 
   async deliveries(id: string, limit: number): Promise<DeliveryAttempt[]> {
-    const [endpoint] = await this.database.query('SELECT 1 FROM webhook_endpoints WHERE id = $1', [
-      id,
-    ]);
-    if (!endpoint) throw notFound(id);
-    return this.database.query<DeliveryAttempt>(DELIVERIES_SQL, [id, limit]);
+    if (!(await endpointExists(this.sql, id))) throw notFound(id);
+    return latestDeliveries(this.sql, id, limit);
   }
 }
 
