@@ -1,12 +1,11 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { existsSync } from 'node:fs';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { StartupError } from '../common/startup-error';
 import { Environment } from '../config/environment';
 import { AppLogger } from '../logging/app-logger';
-import { loggerOptions } from '../logging/log-options';
-import { WORKER_LOGGER, WorkerModule } from './worker.module';
+import { WORKER_LOGGER, workerLogger, WorkerModule } from './worker.module';
 
 /**
  * `npm run start:worker`: the webhook worker, from the same build and image as the server.
@@ -42,6 +41,6 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   const message = error instanceof StartupError ? error.message : String(error);
-  pino({ ...loggerOptions('info'), base: { service: 'webhook-worker' } }).fatal(message);
+  workerLogger('info').fatal(message);
   process.exit(1);
 });

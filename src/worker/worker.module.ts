@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { pino, type Logger } from 'pino';
+import { type LevelWithSilent, pino, type Logger } from 'pino';
 import { ConfigModule } from '../config/config.module';
 import { Environment, requireWebhookSecretKey } from '../config/environment';
 import { Database } from '../database/database';
@@ -9,6 +9,10 @@ import { WebhookWorker } from './webhook-worker';
 
 /** The worker's root logger: the server's line format, and which process wrote it. */
 export const WORKER_LOGGER = Symbol('WORKER_LOGGER');
+
+export function workerLogger(level: LevelWithSilent): Logger {
+  return pino({ ...loggerOptions(level), base: { service: 'webhook-worker' } });
+}
 
 /**
  * The webhook worker process, wired as the server and the admin tool are: a Nest application
@@ -22,8 +26,7 @@ export const WORKER_LOGGER = Symbol('WORKER_LOGGER');
     {
       provide: WORKER_LOGGER,
       inject: [Environment],
-      useFactory: (environment: Environment): Logger =>
-        pino({ ...loggerOptions(environment.LOG_LEVEL), base: { service: 'webhook-worker' } }),
+      useFactory: (environment: Environment): Logger => workerLogger(environment.LOG_LEVEL),
     },
     {
       provide: WebhookWorker,
