@@ -27,7 +27,10 @@ RUN npm run build && rm -rf dist/dev
 # formats with, 11.5 MB), required only by a CLI that enables `fig` completion, which the admin
 # tool does not; and type declarations (@types, dependencies of @types/pg). Nor do the packages'
 # own source maps and declaration files load, nor zod's TypeScript sources (zod/src): left out
-# too, since the MCP SDK and zod brought about 21 MB of which these are about 9.
+# too, since the MCP SDK and zod brought about 21 MB of which these are about 9. Nor do the ES
+# module builds of OpenTelemetry's packages (build/esm and build/esnext, and the .mjs of its
+# semantic conventions): Node loads their CommonJS builds (`main`, or the `default` of `exports`),
+# which the tracing loads (src/tracing); each package ships its code three times.
 FROM node:24-bookworm-slim AS production-dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -37,7 +40,10 @@ RUN npm ci --omit=dev --omit=optional --omit=peer --ignore-scripts --no-audit --
   && rm -rf node_modules/nest-commander/node_modules/@fig node_modules/prettier node_modules/@types \
     node_modules/zod/src \
   && find node_modules \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.cts' -o -name '*.d.mts' \) \
-    -type f -delete
+    -type f -delete \
+  && find node_modules/@opentelemetry -type d \( -path '*/build/esm' -o -path '*/build/esnext' \) \
+    -prune -exec rm -rf {} + \
+  && find node_modules/@opentelemetry/semantic-conventions/dist -name '*.mjs' -type f -delete
 
 # Run: production dependencies, the build and the migrations only, as the unprivileged `node` user.
 FROM node:24-bookworm-slim AS runtime

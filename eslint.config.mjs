@@ -23,7 +23,7 @@ export default tseslint.config(
     languageOptions: {
       globals: { ...globals.node, ...globals.jest },
       parserOptions: {
-        projectService: { allowDefaultProject: ['jest.config.js'] },
+        projectService: { allowDefaultProject: ['jest.config.js', 'src/dev/port-free.mjs'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },

@@ -16,6 +16,9 @@ const BUILT_SERVER_SPECS = [
   'entrypoint',
   'webhook-worker-process',
   'demo',
+  'npm-scripts',
+  'monitoring',
+  'tracing',
 ];
 const built = `<rootDir>/test/(${BUILT_SERVER_SPECS.join('|')})\\.e2e-spec\\.ts$`;
 

@@ -71,14 +71,21 @@ async function main() {
     await locker.query('LOCK TABLE leads IN ACCESS EXCLUSIVE MODE');
     const heldAgent = new Agent({ keepAlive: true });
     held = Array.from({ length: HELD }, () => get(heldAgent, '/v1/leads', holderKey));
+    // Watched from a connection of its own, a statement at a time: inside the locker's
+    // transaction, pg_stat_activity keeps the view of its first read (PostgreSQL caches activity
+    // statistics until the transaction ends), so a first read made before the held requests
+    // reached the lock would be read again for ever.
+    const watcher = new Client({ connectionString: process.env.DATABASE_URL });
+    await watcher.connect();
     for (;;) {
-      const { rows } = await locker.query(
+      const { rows } = await watcher.query(
         `SELECT count(*)::int AS waiting FROM pg_stat_activity
           WHERE wait_event_type = 'Lock' AND datname = current_database()`,
       );
       if (rows[0].waiting >= HELD) break;
       await sleep(20);
     }
+    await watcher.end();
   }
 
   commandStarted = true;

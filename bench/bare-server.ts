@@ -11,7 +11,7 @@ import { LEAD_CHANGES_SQL, LEAD_LIST } from '../src/leads/leads.sql';
 import type { ListStatements } from '../src/items/list-page';
 import { listStatement } from './list-statement';
 import type { Queryable } from '../src/database/queryable';
-import { poolConfig } from '../src/database/pool-config';
+import { POOL_SIZE, PRIORITY_CONNECTIONS, poolConfig } from '../src/database/pool-config';
 import { planIncludesApiAccess } from '../src/auth/plans';
 
 /**
@@ -23,7 +23,8 @@ import { planIncludesApiAccess } from '../src/auth/plans';
  */
 const { DATABASE_URL, API_KEY_SECRET = '', PORT = '3000' } = process.env;
 
-const pool = new Pool(poolConfig(DATABASE_URL ?? ''));
+// One pool of as many connections as the service's two (its key lookups' and its statements').
+const pool = new Pool(poolConfig(DATABASE_URL ?? '', 'startup', POOL_SIZE + PRIORITY_CONNECTIONS));
 
 const LISTS: Record<string, ListStatements> = {
   '/v1/companies': COMPANY_LIST,
@@ -54,7 +55,7 @@ async function workspaceOf(authorization = ''): Promise<ApiKeyRow | undefined> {
   const key = authorization.startsWith('Bearer ') ? authorization.slice(7) : '';
   if (!isWellFormedApiKey(key)) return undefined;
   const { rows } = await pool.query<ApiKeyRow>(API_KEY_BY_HASH_SQL, [
-    hashApiKey(key, API_KEY_SECRET),
+    [hashApiKey(key, API_KEY_SECRET)],
   ]);
   const found = rows[0];
   if (!found || found.revokedAt || found.suspended || !planIncludesApiAccess(found.plan)) {

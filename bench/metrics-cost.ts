@@ -23,7 +23,7 @@ function run(withMetrics: boolean, pool: Pool): number {
     timeRequests(
       server,
       new ApiMetrics({
-        pool,
+        pools: { statements: pool },
         fairQueue: new FairQueue({ seats: 10, deadlineMs: 5_000, maxWaiting: 500 }),
         requestsInFlight: () => 0,
       }),

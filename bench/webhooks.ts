@@ -6,9 +6,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { cpuSeconds } from './compression';
 import { sealSecret } from '../src/webhooks/secret-box';
-import { newSigningSecret } from '../src/webhooks/delivery/secret';
+import { newSigningSecret } from '../src/webhooks/signing-secret';
 import { EVENT_TYPES } from '../src/webhooks/webhook-events';
-import { createEndpoint } from '../src/webhooks/webhooks.sql';
+import { createEndpoint } from '../src/webhooks/sql/endpoints.sql';
 
 /** (w) Webhook dispatch under the API's load: what the worker delivers, and how soon. */
 export interface WebhookRun {

@@ -8,6 +8,7 @@ import { AuthFailureLimiter } from './auth/auth-failure-limiter';
 import { AuthModule } from './auth/auth.module';
 import { AllExceptionsFilter } from './http/all-exceptions.filter';
 import { Clock, ClockModule } from './common/clock';
+import { DrainingModule } from './common/draining';
 import { FailOpenThrottlerStorage } from './rate-limit/fail-open-throttler.storage';
 import { FixedWindowThrottlerStorage } from './rate-limit/fixed-window-throttler.storage';
 import { InFlightGuard } from './rate-limit/in-flight.guard';
@@ -35,6 +36,7 @@ const RATE_LIMIT_WINDOW_MS = 60_000;
     ConfigModule,
     LoggingModule,
     ClockModule,
+    DrainingModule,
     DatabaseModule,
     RedisModule,
     // One store for the per-key limit and the auth-failure limiter: Redis when configured (shared

@@ -6,13 +6,14 @@ import { answerClientErrors, serveAnyExpectation } from './http/client-error';
 import { compressJson } from './http/compression';
 import { conditionalDocument, takePreconditions } from './http/conditional-requests';
 import { refuseTooManyHeaders } from './http/header-count';
-import { readMalformedIdsLiterally } from './http/literal-path';
+import { readMalformedIdsLiterally, refuseUndecodablePaths } from './http/literal-path';
 import { parseQueryString } from './http/query-string';
 import { setResponseHeaders } from './http/response-headers';
 import { securityHeaders } from './http/security-headers';
 import { Environment } from './config/environment';
 import { trustProxySetting } from './config/trust-proxy';
 import { McpEndpoint } from './mcp/mcp-endpoint';
+import { InFlightOnArrival } from './rate-limit/in-flight-on-arrival';
 import { buildOpenApiDocument, serveApiDocs } from './openapi/openapi';
 
 /**
@@ -22,7 +23,7 @@ import { buildOpenApiDocument, serveApiDocs } from './openapi/openapi';
 export const APP_OPTIONS = {
   // Read-only API: a request body is never read, so it can never fail a request either.
   bodyParser: false,
-  // A bad configuration ends in a clear message and exit 1 (see main.ts), not an abort.
+  // A bad configuration ends in a clear message and exit 1 (see server/serve.ts), not an abort.
   abortOnError: false,
 } satisfies NestApplicationOptions;
 
@@ -61,6 +62,9 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   // gzip or br as Accept-Encoding allows, for every JSON answer (the OpenAPI document included).
   app.use(compressJson());
   app.use(readMalformedIdsLiterally);
+  app.use(refuseUndecodablePaths);
+  // A burst's requests over their workspace's in-flight limit are refused before Express.
+  app.get(InFlightOnArrival).install(app.getHttpServer());
   // Requests that Node's parser refuses get the envelope too (see client-error.ts).
   answerClientErrors(app.getHttpServer());
   serveAnyExpectation(app.getHttpServer());

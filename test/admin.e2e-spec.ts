@@ -463,6 +463,31 @@ describe('admin tool', () => {
     });
 
     it.each([
+      [['--help'], /Usage: admin[\s\S]*workspace[\s\S]*key[\s\S]*webhook/],
+      [['help'], /Usage: admin /],
+      [['help', 'key'], /Usage: admin key /],
+      [['key', 'create', '--help'], /--workspace <id>/],
+      [['webhook', 'create', '-h'], /Usage: admin webhook create/],
+    ])('prints %j with no valid configuration at all, and succeeds', async (argv, usage) => {
+      const none = {
+        DATABASE_URL: undefined,
+        API_KEY_SECRET: undefined,
+        WEBHOOK_SECRET_KEY: undefined,
+        PORT: 'not-a-port',
+      };
+      const run = await admin(none, ...argv);
+
+      expect(run).toMatchObject({ status: 0, stderr: '' });
+      expect(run.stdout).toMatch(usage);
+    });
+
+    it('still needs the configuration for a command that is not help', async () => {
+      const none = { DATABASE_URL: undefined, API_KEY_SECRET: undefined };
+
+      expectRefusal(await admin(none, 'workspace', 'list'), /^error: Invalid configuration: /);
+    });
+
+    it.each([
       ['DATABASE_URL', /^error: Invalid configuration: DATABASE_URL is required \(/],
       ['API_KEY_SECRET', /^error: Invalid configuration: API_KEY_SECRET is required \(/],
     ])('stops with one line when %s is missing', async (variable, message) => {

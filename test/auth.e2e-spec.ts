@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key';
-import { ApiKeysService } from '../src/auth/api-keys.service';
+import { KeyLookups } from '../src/auth/key-lookups';
 import { API_KEY_RECORD_USE_SQL } from '../src/auth/api-keys.sql';
 import { createTestApp, type TestApp } from './support/app';
 import { createApiKey, createCompany, createLead, createWorkspace } from './support/factories';
@@ -80,7 +80,7 @@ function call(path: string, authorization?: string) {
 
 /** Runs `run` and tells what reached the database meanwhile: key lookups and SQL statements. */
 async function databaseWorkOf(run: () => Promise<unknown>) {
-  const lookups = jest.spyOn(t.app.get(ApiKeysService), 'findByHash');
+  const lookups = jest.spyOn(t.app.get(KeyLookups), 'find');
   const statements = jest.spyOn(Client.prototype, 'query');
   try {
     await run();

@@ -1,8 +1,11 @@
 import fc from 'fast-check';
 import { Client } from 'pg';
 import { createTestApp, type TestApp } from './support/app';
+import { readStream } from './support/change-stream';
+import { companyInsert, companyRow } from './support/factories';
 import { createTenant, getWithKey } from './support/http';
 import { propertyOptions } from './support/fast-check';
+import { listenOnLoopback } from './support/raw-http';
 
 /*
  * Guarantee 1 of the change feeds, on generated histories: several writer transactions, each on a
@@ -10,6 +13,10 @@ import { propertyOptions } from './support/fast-check';
  * and commit (or roll back) in a generated order, some stay open across several reads. Once the
  * writers are done and the feed consumer reaches `hasMore: false`, its copy must equal the source,
  * every field of every company and lead.
+ *
+ * A third consumer reads the same feeds through their streams, each stream cut after a generated
+ * number of lines (a dropped connection), applying every change as it comes and resuming from its
+ * last checkpoint: it must end with the source too.
  *
  * The second consumer follows the offset recipe of the lists (pages by `offset` over the score
  * order, `since` the start of its previous pass, deletions unseen). It runs on the same histories
@@ -88,6 +95,8 @@ interface History {
   /** Who moves next: an index into the queues not yet empty (writers' steps, then reads). */
   picks: number[];
   pageSize: number;
+  /** After how many lines each of the stream consumer's first streams is cut (0: not cut). */
+  cuts: number[];
 }
 
 const historyArbitrary: fc.Arbitrary<History> = fc.record({
@@ -108,6 +117,7 @@ const historyArbitrary: fc.Arbitrary<History> = fc.record({
   reads: fc.integer({ min: 2, max: 12 }),
   picks: fc.array(fc.nat(100), { minLength: 80, maxLength: 80 }),
   pageSize: fc.integer({ min: 1, max: 3 }),
+  cuts: fc.array(fc.nat(12), { minLength: 8, maxLength: 8 }),
 });
 
 type Items = Map<string, unknown>;
@@ -119,10 +129,12 @@ interface Copies {
 
 describe('change feeds on generated histories', () => {
   let t: TestApp;
+  let port: number;
   const outcomes: { recipeWrong: boolean; recipeMissedLive: boolean }[] = [];
 
   beforeAll(async () => {
     t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '1000000' } });
+    port = await listenOnLoopback(t.app);
   });
 
   afterAll(async () => {
@@ -160,13 +172,17 @@ describe('change feeds on generated histories', () => {
 
     async insertCompany(minutes: number, value: number, id?: string): Promise<string> {
       id ??= `${this.prefix}co${this.counter++}`;
+      const seen = this.day(minutes);
       await this.client.query(
-        `INSERT INTO companies (id, workspace_id, name, domain, industry, size, country, city,
-           revenue, siren, intent_score, intent_level, icp_score, commercial_score, crm_status,
-           visits_count, first_seen, last_seen)
-         VALUES ($1, $2, $3, 'd.example', 'Software', '51-200', 'France', 'Lyon', '1M-10M', NULL,
-           $4, 'warm', 50, 50, 'new', 1, $5, $5)`,
-        [id, this.workspaceId, `Company ${value}`, value % 101, this.day(minutes)],
+        ...companyInsert(
+          companyRow(this.workspaceId, {
+            id,
+            name: `Company ${value}`,
+            intentScore: value % 101,
+            firstSeen: seen,
+            lastSeen: seen,
+          }),
+        ),
       );
       await this.client.query(
         `INSERT INTO contacts (id, workspace_id, company_id, name, job_title, seniority)
@@ -369,6 +385,63 @@ describe('change feeds on generated histories', () => {
   }
 
   /**
+   * The stream consumer: applies each change as it comes, keeps the cursor of each checkpoint and
+   * of each last line; a stream is cut after a generated number of lines, and the next one resumes
+   * from the last cursor kept (the changes after it come again, and applying them again is safe).
+   */
+  class StreamConsumer {
+    readonly copy: Copies = { companies: new Map(), leads: new Map() };
+    private readonly cursors: { companies?: string; leads?: string } = {};
+    private streams = 0;
+
+    constructor(
+      private readonly key: string,
+      private readonly cuts: number[],
+    ) {}
+
+    /** One stream of each feed; whether either was cut or said there is more. */
+    async read(): Promise<boolean> {
+      let more = false;
+      for (const feed of ['companies', 'leads'] as const) {
+        const cursor = this.cursors[feed];
+        // The first streams are cut as generated, the later ones not: a connection that is cut
+        // every time before the first checkpoint never gets anywhere, whatever the service does.
+        const cut = this.cuts[this.streams++] ?? 0;
+        const read = await readStream(
+          port,
+          `/v1/${feed}/changes/stream${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`,
+          this.key,
+          { cutAfterLines: cut > 0 ? cut : undefined },
+        );
+        expect(read.status).toBe(200);
+        let ended = false;
+        for (const line of read.lines) {
+          if (line.op === 'delete') this.copy[feed].delete(line.id as string);
+          else if (line.op === 'upsert')
+            this.copy[feed].set(line.id as string, line.company ?? line.lead);
+          else {
+            this.cursors[feed] = line.cursor as string;
+            if ('hasMore' in line) {
+              ended = true;
+              more ||= line.hasMore as boolean;
+            }
+          }
+        }
+        more ||= !ended;
+      }
+      return more;
+    }
+
+    async catchUp(): Promise<void> {
+      for (let request = 0; request < 1_000; request++) {
+        if (!(await this.read())) return;
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      throw new Error('the stream consumer never caught up');
+    }
+  }
+
+  /**
    * The lists' recipe: `offset` pages with `since` = the start of the previous pass (in the data's
    * time: partition 0's day, minute by minute), upsert what comes, never a deletion.
    */
@@ -440,6 +513,7 @@ describe('change feeds on generated histories', () => {
     try {
       for (const writer of writers) await writer.seed();
       const feed = new FeedConsumer(key, history.pageSize);
+      const stream = new StreamConsumer(key, history.cuts);
       const offset = new OffsetConsumer(key, history.pageSize);
 
       let minutes = 1;
@@ -451,6 +525,7 @@ describe('change feeds on generated histories', () => {
       queues.push(
         Array.from({ length: history.reads }, () => async () => {
           await feed.read();
+          await stream.read();
           await offset.read(minutes);
         }),
       );
@@ -462,10 +537,15 @@ describe('change feeds on generated histories', () => {
       }
 
       await feed.catchUp();
+      await stream.catchUp();
       await offset.finish(minutes);
       const truth = await source(key);
-      expect(asObject(feed.copy.companies)).toEqual(asObject(truth.companies));
-      expect(asObject(feed.copy.leads)).toEqual(asObject(truth.leads));
+      // Labelled, so that a failure says which consumer went wrong.
+      for (const list of ['companies', 'leads'] as const) {
+        const expected = asObject(truth[list]);
+        expect({ pages: asObject(feed.copy[list]) }).toEqual({ pages: expected });
+        expect({ streams: asObject(stream.copy[list]) }).toEqual({ streams: expected });
+      }
 
       const wrong = (list: keyof Copies) =>
         JSON.stringify(asObject(offset.copy[list])) !== JSON.stringify(asObject(truth[list]));
@@ -485,7 +565,7 @@ describe('change feeds on generated histories', () => {
     }
   }
 
-  it('a feed consumer ends with exactly the source, whatever the commit order', async () => {
+  it('a feed consumer, by pages or by streams cut anywhere, ends with exactly the source, whatever the commit order', async () => {
     await fc.assert(fc.asyncProperty(historyArbitrary, run), {
       ...propertyOptions<[History]>(30),
       // Shrinking replays whole histories: stop it in time to report what it has.

@@ -5,7 +5,13 @@ import { Client as PgClient, Pool, type PoolClient } from 'pg';
 import { Client, NotFoundError, type ClientOptions } from '../clients/typescript/src';
 import { runSync, type SyncOptions } from '../clients/typescript/examples/sync';
 import { createTestApp, listening, type TestApp } from './support/app';
-import { createCompany, createContact, createLead } from './support/factories';
+import {
+  companyInsert,
+  companyRow,
+  createCompany,
+  createContact,
+  createLead,
+} from './support/factories';
 import { createTenant, getWithKey } from './support/http';
 
 const PAST = new Date('2026-02-20T17:30:00.000Z'); // before the ManualClock's start
@@ -85,7 +91,10 @@ function instrumentedClient(
       const response = await fetch(input, init);
       const url = new URL(input); // the client passes a string
       requests.push({ path: `${url.pathname}${url.search}`, status: response.status });
-      await afterResponse(url, await response.clone().json());
+      // A stream's NDJSON is not one body: only the pages' JSON goes to afterResponse.
+      if (response.headers.get('content-type')?.startsWith('application/json')) {
+        await afterResponse(url, await response.clone().json());
+      }
       return response;
     },
     sleep: (ms) => {
@@ -422,6 +431,101 @@ describe('the CRM sync example (clients/typescript/examples/sync.ts)', () => {
       await expectCopyEqualsSource(t, key, dir);
     });
   });
+
+  describe('through the change streams (no limit: the default)', () => {
+    let t: TestApp;
+    let baseUrl: string;
+
+    beforeAll(async () => {
+      t = await createTestApp();
+      baseUrl = await listening(t);
+    });
+
+    afterAll(async () => {
+      await t.close();
+    });
+
+    /**
+     * A client whose fetch records each request, and cuts the body of the first stream of the
+     * companies' feed after `cutAfterBytes` (a dropped connection), if given.
+     */
+    function streamingClient(key: string, cutAfterBytes?: number) {
+      const requests: { path: string; status: number }[] = [];
+      let cut = cutAfterBytes === undefined;
+      const client = new Client({
+        apiKey: key,
+        baseUrl,
+        fetch: async (input, init) => {
+          const response = await fetch(input, init);
+          const url = new URL(input);
+          requests.push({ path: `${url.pathname}${url.search}`, status: response.status });
+          if (cut || url.pathname !== '/v1/companies/changes/stream' || !response.body) {
+            return response;
+          }
+          cut = true;
+          const reader = response.body.getReader();
+          let sent = 0;
+          const body = new ReadableStream<Uint8Array>({
+            async pull(controller) {
+              const { done, value } = await reader.read();
+              if (done) return controller.close();
+              sent += value.length;
+              if (sent > (cutAfterBytes ?? 0)) {
+                await reader.cancel();
+                return controller.error(new TypeError('terminated'));
+              }
+              controller.enqueue(value);
+            },
+          });
+          return new Response(body, { status: response.status, headers: response.headers });
+        },
+        sleep: () => new Promise((resolve) => setTimeout(resolve, 10)),
+        random: () => 0.5,
+      });
+      return { client, requests };
+    }
+
+    it('loads the whole workspace in one request per feed, and catches up in one more', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      const companyIds = await insertCompanies(t, workspace.id, 2_500, 0.01);
+      await insertLeads(t, workspace.id, companyIds, 400);
+      const first = streamingClient(key);
+      const result = await runSync({ client: first.client, ...paths });
+      expect(result.companies).toMatchObject({ fromStart: true, upserts: 2_500, caughtUp: true });
+      expect(result.leads).toMatchObject({ fromStart: true, upserts: 400, caughtUp: true });
+      expect(first.requests).toEqual([
+        { path: '/v1/companies/changes/stream', status: 200 },
+        { path: '/v1/leads/changes/stream', status: 200 },
+      ]);
+      await expectCopyEqualsSource(t, key, dir);
+
+      await t.prisma.company.delete({ where: { id: companyIds[0] } });
+      const second = streamingClient(key);
+      const again = await runSync({ client: second.client, ...paths });
+      expect(again.companies).toMatchObject({ fromStart: false, deletes: 1, caughtUp: true });
+      expect(second.requests.map(({ path }) => path.split('?')[0])).toEqual([
+        '/v1/companies/changes/stream',
+        '/v1/leads/changes/stream',
+      ]);
+      await expectCopyEqualsSource(t, key, dir);
+    }, 60_000);
+
+    it('resumes a stream cut mid-way from its last checkpoint, and ends with the source', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      await insertCompanies(t, workspace.id, 2_500, 0.01);
+      // Cut after about 1,200 of the companies' changes (about 500 bytes each).
+      const { client, requests } = streamingClient(key, 600_000);
+      const result = await runSync({ client, ...paths });
+      expect(result.companies.caughtUp).toBe(true);
+      const companyRequests = requests.filter(({ path }) => path.startsWith('/v1/companies'));
+      expect(companyRequests).toHaveLength(2);
+      // The second from the cursor of a checkpoint the first stream had sent.
+      expect(companyRequests[1].path).toMatch(/^\/v1\/companies\/changes\/stream\?cursor=/);
+      // Changes after that checkpoint came twice (applied twice, harmlessly); none was lost.
+      expect(result.companies.upserts).toBeGreaterThanOrEqual(2_500);
+      await expectCopyEqualsSource(t, key, dir);
+    }, 60_000);
+  });
 });
 
 type Kind =
@@ -650,13 +754,18 @@ async function insertCompany(
   id: string,
   n: number,
 ): Promise<boolean> {
+  const now = new Date();
   await sql.query(
-    `INSERT INTO companies (id, workspace_id, name, domain, industry, size, country, city, revenue,
-       siren, intent_score, intent_level, icp_score, commercial_score, crm_status, visits_count,
-       first_seen, last_seen)
-     VALUES ($1, $2, $3, $4, 'Software', '51-200', 'France', 'Lyon', '10M-50M', NULL, $5, 'warm',
-       60, 55, 'new', 1, now(), now())`,
-    [id, data.id, `Company ${n}`, `company-${n}.example`, n / 10],
+    ...companyInsert(
+      companyRow(data.id, {
+        id,
+        name: `Company ${n}`,
+        domain: `company-${n}.example`,
+        intentScore: n / 10,
+        firstSeen: now,
+        lastSeen: now,
+      }),
+    ),
   );
   data.companies.push(id);
   await insertContact(sql, data, id, n);

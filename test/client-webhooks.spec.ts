@@ -8,8 +8,8 @@ import {
   WebhookVerificationError,
   type WebhookEvent,
 } from '../clients/typescript/src';
-import { newSigningSecret, signingKeyOf } from '../src/webhooks/delivery/secret';
-import { sendWebhook } from '../src/webhooks/delivery/send-webhook';
+import { newSigningSecret, signingKeyOf } from '../src/webhooks/signing-secret';
+import { sendWebhook } from '../src/worker/delivery/send-webhook';
 
 /*
  * The client's verifyWebhook and its receiver example, against deliveries signed by an

@@ -1,7 +1,15 @@
 import fc from 'fast-check';
+import request from 'supertest';
 import { Client } from 'pg';
 import { createTestApp, type TestApp } from './support/app';
-import { createApiKey, createCompany, createContact, createLead } from './support/factories';
+import {
+  companyInsert,
+  companyRow,
+  createApiKey,
+  createCompany,
+  createContact,
+  createLead,
+} from './support/factories';
 import { propertyOptions } from './support/fast-check';
 import { lockWaiterCount } from './support/database';
 import { createTenant, getWithKey } from './support/http';
@@ -70,6 +78,36 @@ describe('every read', () => {
       }
       const other = await conditional(path, key, 'W/"not-this-one"');
       expect([path, other.status, other.headers.etag]).toEqual([path, 200, etag]);
+    }
+  });
+
+  it('answers HEAD as its GET: the same ETag, and the 304 with the same headers, not counted', async () => {
+    const head = (path: string, etag?: string) => {
+      const sent = request(t.app.getHttpServer()).head(path).set('Authorization', `Bearer ${key}`);
+      return etag ? sent.set('If-None-Match', etag) : sent;
+    };
+    const names = (headers: Record<string, string>) =>
+      Object.keys(headers)
+        .filter((name) => !['date', 'x-request-id'].includes(name))
+        .sort();
+    for (const path of paths) {
+      const get = await getWithKey(t.app, path, key);
+      const plain = await head(path);
+      expect([path, plain.status, plain.headers.etag]).toEqual([path, 200, get.headers.etag]);
+
+      const notModified = await conditional(path, key, get.headers.etag);
+      const first = await head(path, get.headers.etag);
+      const second = await head(path, get.headers.etag);
+      for (const answer of [first, second]) {
+        expect([path, answer.status, answer.headers.etag]).toEqual([path, 304, get.headers.etag]);
+        expect([path, names(answer.headers)]).toEqual([path, names(notModified.headers)]);
+      }
+      if (path !== '/v1/openapi.json') {
+        // Not counted: the budget left is the same after each of them.
+        expect(second.headers['x-ratelimit-remaining']).toBe(
+          first.headers['x-ratelimit-remaining'],
+        );
+      }
     }
   });
 
@@ -209,12 +247,7 @@ describe('a writer that commits after a later writer', () => {
       let committed = false;
       const second = other
         .query(
-          `INSERT INTO companies (id, workspace_id, name, domain, industry, size, country, city,
-             revenue, intent_score, intent_level, icp_score, commercial_score, crm_status,
-             visits_count, first_seen, last_seen)
-           VALUES ($1, $2, 'Later', 'l.example', 'Software', '1-10', 'Spain', 'Madrid', '1M', 30,
-             'warm', 1, 1, 'new', 1, '2026-01-05', '2026-01-05')`,
-          [`${ws}-later`, ws],
+          ...companyInsert(companyRow(ws, { id: `${ws}-later`, name: 'Later', intentScore: 30 })),
         )
         .then(() => {
           committed = true;
@@ -299,15 +332,10 @@ describe('under late-committing writers (property)', () => {
               return ['UPDATE companies SET intent_score = $2 WHERE id = $1', [id, (n * 7) % 100]];
             }
             if (kind === 'delete') return ['DELETE FROM companies WHERE id = $1', [id]];
-            return [
-              `INSERT INTO companies (id, workspace_id, name, domain, industry, size, country, city,
-                revenue, intent_score, intent_level, icp_score, commercial_score, crm_status,
-                visits_count, first_seen, last_seen)
-               VALUES ($1, $2, 'New', 'n.example', 'Software', '1-10', 'France', 'Lyon', '1M',
-                 ${n * 9}, 'warm', 1, 1, 'new', 1, now(), now())
-               ON CONFLICT (id) DO NOTHING`,
-              [id, ws],
-            ];
+            return companyInsert(
+              companyRow(ws, { id, name: 'New', intentScore: n * 9 }),
+              'ON CONFLICT (id) DO NOTHING',
+            );
           };
 
           for (const s of steps) {

@@ -59,9 +59,11 @@ describeNeeding('chromium', __filename)('GET /docs in a browser', () => {
         '/v1/me',
         '/v1/companies',
         '/v1/companies/changes',
+        '/v1/companies/changes/stream',
         '/v1/companies/{id}',
         '/v1/leads',
         '/v1/leads/changes',
+        '/v1/leads/changes/stream',
         '/v1/leads/{id}',
       ];
       for (const path of paths) {

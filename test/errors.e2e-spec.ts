@@ -2,7 +2,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { Client, Pool } from 'pg';
 import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key';
-import { ApiKeysService } from '../src/auth/api-keys.service';
+import { KeyLookups } from '../src/auth/key-lookups';
 import { CompaniesService } from '../src/companies/companies.service';
 import { COMPANY_LIST } from '../src/companies/companies.sql';
 import { LeadsService } from '../src/leads/leads.service';
@@ -197,9 +197,7 @@ describe('500', () => {
   });
 
   it('an unexpected error in the key check is a bare 500 too', async () => {
-    jest
-      .spyOn(t.app.get(ApiKeysService), 'findByHash')
-      .mockRejectedValueOnce(new Error('secret SQL detail'));
+    jest.spyOn(t.app.get(KeyLookups), 'find').mockRejectedValueOnce(new Error('secret SQL detail'));
 
     const response = await get('/v1/me');
 
@@ -328,9 +326,9 @@ describe('503', () => {
     // obtained from a pool with a 20 ms timeout on a locked table, so that the test need not wait
     // for the application's own 5 s timeout.
     const timedOut = await captureStatementTimeout(database.directUrl);
-    const pool = t.app.get(Database);
-    const query = pool.query.bind(pool);
-    jest.spyOn(pool, 'query').mockImplementation((sql, values) =>
+    const { reads } = t.app.get(Database);
+    const query = reads.query.bind(reads);
+    jest.spyOn(reads, 'query').mockImplementation((sql, values) =>
       // The list's statement as the service runs it: sized (items/body-budget.ts).
       sql === COMPANY_LIST.text([]).sized ? Promise.reject(timedOut) : query(sql, values),
     );
@@ -344,7 +342,7 @@ describe('503', () => {
 
   it('the key lookup timing out gives 503, not 401', async () => {
     const timedOut = await captureStatementTimeout(database.directUrl);
-    jest.spyOn(t.app.get(ApiKeysService), 'findByHash').mockRejectedValueOnce(timedOut);
+    jest.spyOn(t.app.get(KeyLookups), 'find').mockRejectedValueOnce(timedOut);
 
     const response = await get('/v1/me');
 

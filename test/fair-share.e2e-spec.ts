@@ -1,13 +1,14 @@
 import type { Server } from 'node:http';
 import { Agent, request } from 'node:http';
 import { Client } from 'pg';
-import { ApiKeysService } from '../src/auth/api-keys.service';
+import { KeyLookups } from '../src/auth/key-lookups';
+import { KeyedRoutes } from '../src/auth/keyed-routes';
 import { Database } from '../src/database/database';
 import { LOG_DESTINATION } from '../src/logging/logging.module';
 import { InFlightLimiter } from '../src/rate-limit/in-flight-limiter';
 import { createTestApp, type TestApp } from './support/app';
 import { waitForLockWaiter } from './support/database';
-import { createApiKey } from './support/factories';
+import { createApiKey, insertCompanies } from './support/factories';
 import { createTenant, ISO_UTC_MILLIS } from './support/http';
 import { listenOnLoopback, send, type RawResponse } from './support/raw-http';
 
@@ -40,32 +41,6 @@ let noisyWorkspace: string;
 const logLines: string[] = [];
 const agent = new Agent({ keepAlive: true, maxSockets: WAVE_SIZE + 10 });
 
-const PAST = new Date('2026-02-20T17:30:00.000Z');
-
-async function insertCompanies(workspaceId: string, count: number): Promise<void> {
-  await t.prisma.company.createMany({
-    data: Array.from({ length: count }, (_, i) => ({
-      id: `co_${workspaceId}_${String(i).padStart(4, '0')}`,
-      workspaceId,
-      name: `Company ${i}`,
-      domain: `company-${i}.example`,
-      industry: 'Software',
-      size: '51-200',
-      country: 'France',
-      city: 'Lyon',
-      revenue: '10M-50M',
-      intentScore: 90 - (i % 90),
-      intentLevel: 'warm' as const,
-      icpScore: 60,
-      commercialScore: 55,
-      crmStatus: 'new' as const,
-      visitsCount: 3,
-      firstSeen: PAST,
-      lastSeen: PAST,
-    })),
-  });
-}
-
 beforeAll(async () => {
   t = await createTestApp({
     env: {
@@ -87,10 +62,10 @@ beforeAll(async () => {
   for (let i = 1; i < NOISY_KEYS; i++) {
     noisyKeys.push((await createApiKey(t.prisma, noisy.workspace.id)).key);
   }
-  await insertCompanies(noisy.workspace.id, 400);
+  await insertCompanies(t.prisma, noisy.workspace.id, 400);
   const quiet = await createTenant(t.prisma);
   quietKey = quiet.key;
-  await insertCompanies(quiet.workspace.id, 100);
+  await insertCompanies(t.prisma, quiet.workspace.id, 100);
 }, 60_000);
 
 afterAll(async () => {
@@ -249,7 +224,7 @@ it('frees the in-flight count of a request whose client left while its key was b
 it("refuses a burst's requests without the key's database check, and never admits one that way", async () => {
   const { workspace, key } = await createTenant(t.prisma);
   const database = t.app.get(Database);
-  const keys = t.app.get(ApiKeysService);
+  const keyLookups = t.app.get(KeyLookups);
   const run = database.fairQueue.run.bind(database.fairQueue);
   let open!: () => void;
   const gate = new Promise<void>((resolve) => (open = resolve));
@@ -258,7 +233,7 @@ it("refuses a burst's requests without the key's database check, and never admit
     .mockImplementation(async (flow, task) =>
       run(flow, async () => (flow === workspace.id ? gate.then(task) : task())),
     );
-  const lookups = jest.spyOn(keys, 'findByHash');
+  const lookups = jest.spyOn(keyLookups, 'find');
   try {
     // The workspace's limit in progress, each request held at its statement.
     const held = Array.from({ length: LIMIT }, () => get('/v1/companies?limit=1', key));
@@ -308,15 +283,15 @@ it("refuses a burst's requests without the key's database check, and never admit
 
 it("counts a known key's requests from their arrival: a burst arriving together makes at most the limit's key checks", async () => {
   const { workspace, key } = await createTenant(t.prisma);
-  const keys = t.app.get(ApiKeysService);
+  const keyLookups = t.app.get(KeyLookups);
   expect((await get('/v1/companies?limit=1', key)).status).toBe(200);
   // Every key check of the burst held until all of its requests have arrived and been decided.
-  const findByHash = keys.findByHash.bind(keys);
+  const find = keyLookups.find.bind(keyLookups);
   let open!: () => void;
   const gate = new Promise<void>((resolve) => (open = resolve));
   const lookups = jest
-    .spyOn(keys, 'findByHash')
-    .mockImplementation(async (hash) => gate.then(() => findByHash(hash)));
+    .spyOn(keyLookups, 'find')
+    .mockImplementation(async (hash) => gate.then(() => find(hash)));
   const BURST = 100;
   try {
     const answered: number[] = [];
@@ -343,4 +318,83 @@ it("counts a known key's requests from their arrival: a burst arriving together 
     open();
     jest.restoreAllMocks();
   }
+});
+
+it("answers a refusal at arrival before the framework, as the guard's: same status, headers, body and log line", async () => {
+  const { workspace, key } = await createTenant(t.prisma);
+  const { key: unseenKey } = await createApiKey(t.prisma, workspace.id);
+  const database = t.app.get(Database);
+  const run = database.fairQueue.run.bind(database.fairQueue);
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  jest
+    .spyOn(database.fairQueue, 'run')
+    .mockImplementation(async (flow, task) =>
+      run(flow, async () => (flow === workspace.id ? gate.then(task) : task())),
+    );
+  // Every request that reaches Express goes through its application's handle().
+  const express = t.app.getHttpAdapter().getInstance() as { handle: () => void };
+  const handled = jest.spyOn(express, 'handle');
+  try {
+    const held = Array.from({ length: LIMIT }, () => get('/v1/companies?limit=1', key));
+    const limiter = t.app.get(InFlightLimiter);
+    for (let i = 0; i < 200 && !limiter.isFull(workspace.id); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // A key never checked goes through the application: its key guard, then InFlightGuard's 429.
+    handled.mockClear();
+    const throughGuard = await get('/v1/companies?limit=1', unseenKey);
+    expect(handled).toHaveBeenCalledTimes(1);
+    // A key checked a moment ago is refused at arrival, before Express.
+    const atArrival = await get('/v1/companies?limit=1', key);
+    expect(handled).toHaveBeenCalledTimes(1);
+    open();
+    await Promise.all(held);
+
+    const comparable = ({ status, headers, text }: RawResponse) => ({
+      status,
+      headers: Object.entries(headers).filter(([name]) => !['date', 'x-request-id'].includes(name)),
+      body: { ...(JSON.parse(text) as object), timestamp: undefined },
+    });
+    expect(atArrival.status).toBe(429);
+    expect(comparable(atArrival)).toStrictEqual(comparable(throughGuard));
+    const lineOf = (response: RawResponse) => {
+      const line = logLines
+        .map((text) => JSON.parse(text) as Record<string, unknown>)
+        .find((entry) => entry.requestId === response.headers['x-request-id']);
+      return { ...line, requestId: undefined, time: undefined, durationMs: undefined };
+    };
+    expect(lineOf(atArrival)).toMatchObject({ refusedBy: 'in_flight_limit', statusCode: 429 });
+    expect(lineOf(atArrival)).toStrictEqual(lineOf(throughGuard));
+  } finally {
+    open();
+    jest.restoreAllMocks();
+  }
+});
+
+it('counts at arrival exactly the reads that need a key, as the routing table has them', async () => {
+  const keyed = t.app.get(KeyedRoutes);
+  const response = await send(port, '/v1/openapi.json');
+  const document = JSON.parse(response.body.toString()) as {
+    paths: Record<string, Record<string, { security?: unknown[] }>>;
+  };
+  const documented = Object.entries(document.paths).flatMap(([path, operations]) =>
+    operations.get ? [{ path: path.replace(/\{[^}]+\}/g, 'Some-id_1'), get: operations.get }] : [],
+  );
+  // Every read the document describes needs a key; each is counted at arrival, with or without a
+  // trailing slash or a query.
+  expect(documented.filter(({ get }) => !get.security?.length)).toEqual([]);
+  for (const { path } of documented) {
+    expect([path, keyed.isKeyedRead(path)]).toEqual([path, true]);
+    expect([path, keyed.isKeyedRead(`${path}/?limit=1`)]).toEqual([path, true]);
+  }
+  expect(documented.length).toBeGreaterThanOrEqual(9);
+  // No route (a 404 before any key is read), another case (routing is case-sensitive), the
+  // health probes, the document and its page.
+  const unkeyed = ['/v1', '/v1/companies/a/b', '/V1/ME', '/v1/Me', '/health/live', '/docs'];
+  for (const path of [...unkeyed, '/v1/openapi.json']) {
+    expect([path, keyed.isKeyedRead(path)]).toEqual([path, false]);
+  }
+  // `Changes` with a capital is a company's id, not the feed: keyed all the same.
+  expect(keyed.isKeyedRead('/v1/companies/Changes')).toBe(true);
 });

@@ -188,9 +188,9 @@ describe('the time of a refusal', () => {
     const keys = t.app.get(ApiKeysService);
     const authenticate = keys.authenticate.bind(keys);
     const prefix = apiKey.displayPrefix(realKey);
-    jest.spyOn(keys, 'authenticate').mockImplementation(async (key: string) => {
-      if (key.startsWith(prefix)) await sleep(10);
-      return authenticate(key);
+    jest.spyOn(keys, 'authenticate').mockImplementation(async (presented) => {
+      if (presented.key.startsWith(prefix)) await sleep(10);
+      return authenticate(presented);
     });
 
     const result = await compare(unrelatedKey, nearKey, 3);

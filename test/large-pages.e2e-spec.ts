@@ -181,7 +181,7 @@ it(`${CLIENTS} clients read the largest page ${ROUNDS} times at once: complete 2
     }
   }
   // The page read is the largest the bounds allow, within what the bound leaves to numbers and
-  // dates at their very longest (response-size.ts).
+  // dates at their very longest (support/response-size.ts).
   expect(pages[0].bytes.length).toBeLessThanOrEqual(companyPage);
   expect(pages[0].bytes.length).toBeGreaterThan(0.98 * companyPage);
   // Still the same process, answering.

@@ -1,4 +1,8 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { execFile, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Client as PgClient } from 'pg';
 import request from 'supertest';
 import { LOG_DESTINATION } from '../src/logging/logging.module';
@@ -14,6 +18,8 @@ import { createTenant, getWithKey } from './support/http';
  */
 
 type Era = 'legacy' | '2026-07-28';
+
+const hasCurl = () => spawnSync('curl', ['--version']).status === 0;
 
 async function connect(baseUrl: string, key: string, era: Era = 'legacy'): Promise<Client> {
   const client = new Client(
@@ -216,6 +222,48 @@ describe('over raw HTTP', () => {
       id: 7,
       result: { structuredContent: { id: tenant.workspace.id } },
     });
+  });
+
+  it("answers docs/agents.md's curl example as written, and 406 without its Accept", async () => {
+    const doc = readFileSync(join(__dirname, '..', 'docs', 'agents.md'), 'utf8');
+    const block = /```sh\n(curl [^`]*?\/mcp[^`]*?)```/.exec(doc)?.[1] ?? '';
+    const url = /curl -s (\S+)/.exec(block)?.[1] ?? '';
+    const headers = Object.fromEntries(
+      [...block.matchAll(/-H (["'])([^:]+): ([^"']*)\1/g)].map((match) => [
+        match[2],
+        match[3].replace('$KEY', tenant.key),
+      ]),
+    );
+    const body = /-d '([^']*)'/.exec(block)?.[1] ?? '';
+    expect(url).toBe('http://localhost:3000/mcp');
+    const send = (sent: Record<string, string>) =>
+      fetch(url.replace('http://localhost:3000', baseUrl), {
+        method: 'POST',
+        headers: sent,
+        body,
+      });
+
+    const answer = await send(headers);
+    expect(answer.status).toBe(200);
+    const result = (await answer.json()) as {
+      result: { structuredContent: { data: { intentLevel: string }[] } };
+    };
+    expect(result.result.structuredContent.data.length).toBeGreaterThan(0);
+    expect(result.result.structuredContent.data.map((c) => c.intentLevel)).toEqual(
+      result.result.structuredContent.data.map(() => 'hot'),
+    );
+    // What the issue's reader sent: the doc's other headers, JSON alone accepted.
+    expect((await send({ ...headers, Accept: 'application/json' })).status).toBe(406);
+    // And through curl itself, where there is one: the block as written, with KEY set.
+    if (hasCurl()) {
+      // Asynchronously: the server answering it is in this process.
+      const { stdout } = await promisify(execFile)(
+        'bash',
+        ['-c', block.replace('http://localhost:3000', baseUrl)],
+        { env: { ...process.env, KEY: tenant.key }, encoding: 'utf8' },
+      );
+      expect(JSON.parse(stdout)).toEqual(expect.objectContaining({ id: 1 }));
+    }
   });
 
   it('answers initialize with the server and its tools capability', async () => {

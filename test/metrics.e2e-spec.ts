@@ -1,10 +1,15 @@
 import type { Server } from 'node:http';
+import { Client } from 'pg';
 import { Database } from '../src/database/database';
+import { BodyBudget } from '../src/items/body-budget';
 import { MAX_WAITING } from '../src/database/pool-config';
+import { PoolSaturatedError } from '../src/database/queryable';
 import { findFreePort } from '../src/dev/free-port';
 import { METRIC_PREFIX, UNMATCHED_ROUTE } from '../src/metrics/api-metrics';
 import { createTestApp, type TestApp } from './support/app';
-import { createCompany } from './support/factories';
+import { sampleValue } from './support/prometheus-text';
+import { partsOf, readStream } from './support/change-stream';
+import { createCompany, insertCompanies } from './support/factories';
 import { createTenant } from './support/http';
 import { listenOnLoopback, send } from './support/raw-http';
 
@@ -57,25 +62,9 @@ async function scrape(): Promise<string> {
   return response.text;
 }
 
-/** The value of the sample `name{labels}` (labels in any order), or undefined if absent. */
-function valueOf(
-  text: string,
-  name: string,
-  labels: Record<string, string> = {},
-): number | undefined {
-  const wanted = Object.entries(labels);
-  for (const line of text.split('\n')) {
-    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== `${METRIC_PREFIX}${name}`) continue;
-    const found = new Map(
-      [...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]),
-    );
-    if (found.size === wanted.length && wanted.every(([k, v]) => found.get(k) === v)) {
-      return Number(match[3]);
-    }
-  }
-  return undefined;
-}
+/** The value of the sample `name{labels}` of this service (its prefix added). */
+const valueOf = (text: string, name: string, labels: Record<string, string> = {}) =>
+  sampleValue(text, `${METRIC_PREFIX}${name}`, labels);
 
 /** How much each sample moved between two scrapes (absent before: from 0). */
 function moved(before: string, after: string, name: string, labels: Record<string, string> = {}) {
@@ -113,6 +102,46 @@ describe('GET /metrics on METRICS_PORT', () => {
     expect(after).not.toContain('nowhere');
   });
 
+  it('counts the change streams: running, their changes and bytes, and how they ended', async () => {
+    const { workspace, key: streamKey } = await createTenant(t.prisma);
+    await insertCompanies(t.prisma, workspace.id, 150);
+    const before = await scrape();
+    expect(valueOf(before, 'change_streams_running')).toBe(0);
+    // The stream's statements after its first page wait until it has been scraped running.
+    const { fairQueue } = t.app.get(Database);
+    const run = fairQueue.run.bind(fairQueue);
+    let scraped!: () => void;
+    const midway = new Promise<void>((resolve) => (scraped = resolve));
+    let statements = 0;
+    jest
+      .spyOn(fairQueue, 'run')
+      .mockImplementation((flow, task) =>
+        flow === workspace.id && ++statements > 1
+          ? run(flow, () => midway.then(task))
+          : run(flow, task),
+      );
+    let runningMidway: number | undefined;
+    const read = await readStream(apiPort, '/v1/companies/changes/stream', streamKey, {
+      onLine: async (line) => {
+        if ('cursor' in line && runningMidway === undefined) {
+          runningMidway = valueOf(await scrape(), 'change_streams_running');
+          scraped();
+        }
+      },
+    });
+    jest.restoreAllMocks();
+    expect(partsOf(read.lines).last?.hasMore).toBe(false);
+    await new Promise((resolve) => setImmediate(resolve));
+    const after = await scrape();
+    expect(runningMidway).toBe(1);
+    expect(valueOf(after, 'change_streams_running')).toBe(0);
+    expect(moved(before, after, 'change_stream_changes_total')).toBe(150);
+    expect(moved(before, after, 'change_stream_bytes_total')).toBe(read.bytes);
+    expect(moved(before, after, 'change_streams_ended_total', { reason: 'completed' })).toBe(1);
+    // Workspaces are never a label.
+    expect(after).not.toContain(workspace.id);
+  });
+
   it('counts authentication failures, and the refusals of the address limiter', async () => {
     const before = await scrape();
     for (let i = 0; i < AUTH_FAILURE_LIMIT; i++)
@@ -143,28 +172,66 @@ describe('GET /metrics on METRICS_PORT', () => {
   it('counts the requests shed because the pool is saturated', async () => {
     const database = t.app.get(Database);
     const before = await scrape();
-    // No statement may wait: every one is refused as if the queue were full.
-    database.maxWaiting = 0;
-    try {
-      const shed = await withKey('/v1/me');
-      expect(shed.status).toBe(503);
-      expect(shed.headers['retry-after']).toBe('1');
-    } finally {
-      database.maxWaiting = MAX_WAITING;
-    }
+    // The key check's statement refused as a full pool queue refuses it (queryable.ts).
+    jest.spyOn(database, 'query').mockRejectedValueOnce(new PoolSaturatedError(MAX_WAITING));
+    const shed = await withKey('/v1/me');
+    expect(shed.status).toBe(503);
+    expect(shed.headers['retry-after']).toBe('1');
     const after = await scrape();
     expect(moved(before, after, 'load_shed_total')).toBe(1);
     expect(moved(before, after, 'http_requests_total', requests('/v1/me', '503'))).toBe(1);
   });
 
-  it("reads the database pool's gauges when scraped", async () => {
-    const pool = t.app.get(Database).pool;
-    expect((await withKey('/v1/me')).status).toBe(200);
+  it("reads the database pools' gauges when scraped", async () => {
+    const database = t.app.get(Database);
+    // A key check (the priority pool) and a list statement (the workspaces' pool).
+    expect((await withKey('/v1/companies')).status).toBe(200);
     const text = await scrape();
-    expect(valueOf(text, 'db_pool_connections')).toBe(pool.totalCount);
-    expect(valueOf(text, 'db_pool_connections')).toBeGreaterThan(0);
-    expect(valueOf(text, 'db_pool_idle_connections')).toBe(pool.idleCount);
-    expect(valueOf(text, 'db_pool_waiting')).toBe(0);
+    for (const [label, pool] of [
+      ['statements', database.pool],
+      ['priority', database.priorityPool],
+    ] as const) {
+      const labels = { pool: label };
+      expect(valueOf(text, 'db_pool_connections', labels)).toBe(pool.totalCount);
+      expect(valueOf(text, 'db_pool_connections', labels)).toBeGreaterThan(0);
+      expect(valueOf(text, 'db_pool_idle_connections', labels)).toBe(pool.idleCount);
+      expect(valueOf(text, 'db_pool_waiting', labels)).toBe(0);
+    }
+  });
+
+  it('says the database is up, and how long a running transaction has held the feeds back', async () => {
+    const text = await scrape();
+    expect(valueOf(text, 'database_up')).toBe(1);
+    expect(valueOf(text, 'change_feed_held_back_seconds')).toBe(0);
+    const writer = new Client({ connectionString: t.database.url });
+    await writer.connect();
+    try {
+      // A transaction that has a transaction id (as one that writes) and stays open, and one that
+      // commits after it: the feeds cannot serve that one until the first ends.
+      await writer.query('BEGIN');
+      await writer.query('SELECT pg_current_xact_id()');
+      await createCompany(t.prisma, (await createTenant(t.prisma)).workspace.id);
+      // A scrape's reading serves the scrapes of the next second (scrape-reading.ts).
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      expect(valueOf(await scrape(), 'change_feed_held_back_seconds')).toBe(0);
+      // 90 s later on the service's clock, the same transaction still holds the feeds.
+      t.clock.advance(90_000);
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      expect(valueOf(await scrape(), 'change_feed_held_back_seconds')).toBe(90);
+      await writer.query('COMMIT');
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      expect(valueOf(await scrape(), 'change_feed_held_back_seconds')).toBe(0);
+    } finally {
+      await writer.end();
+    }
+  });
+
+  it('reads the heap that large response bodies hold when scraped: none between requests', async () => {
+    const budget = t.app.get(BodyBudget);
+    const held = jest.spyOn(budget, 'heldBytes', 'get').mockReturnValue(3 * 1024 * 1024);
+    expect(valueOf(await scrape(), 'large_bodies_heap_bytes')).toBe(3 * 1024 * 1024);
+    held.mockRestore();
+    expect(valueOf(await scrape(), 'large_bodies_heap_bytes')).toBe(0);
   });
 
   it('has the process and event-loop metrics, with the prefix', async () => {

@@ -32,6 +32,7 @@ function summary(schema: Schema): string {
   if ('$ref' in schema) return schema.$ref.replace('#/components/schemas/', '');
   if (schema.allOf) return schema.allOf.map(summary).join(' & ');
   if (schema.oneOf) return schema.oneOf.map(summary).join(' | ');
+  if (schema.anyOf) return schema.anyOf.map(summary).join(' | ');
   let text =
     schema.type === 'array' && schema.items ? `${summary(schema.items)}[]` : String(schema.type);
   if (schema.format) text += ` ${schema.format}`;
@@ -64,6 +65,12 @@ const OPERATIONS = [
   ['/v1/leads', 'listLeads', 'leads', 'LeadPageDto', ['403']],
   ['/v1/leads/changes', 'leadChanges', 'leads', 'LeadChangePageDto', ['403', '410']],
   ['/v1/leads/{id}', 'getLead', 'leads', 'LeadDto', ['403', '404']],
+] as const;
+
+// The feeds' streams: NDJSON lines instead of a JSON body, and no validator (no ETag, no 304).
+const STREAMS = [
+  ['/v1/companies/changes/stream', 'companyChangeStream', 'companies', 'CompanyUpsertedDto'],
+  ['/v1/leads/changes/stream', 'leadChangeStream', 'leads', 'LeadUpsertedDto'],
 ] as const;
 
 const EVERY_RESPONSE = {
@@ -273,8 +280,10 @@ describe('the OpenAPI document', () => {
   });
 
   it('has exactly the GET operations of v1, with their ids, tags and the bearer key', () => {
-    expect(Object.keys(document.paths).sort()).toEqual(OPERATIONS.map(([path]) => path).sort());
-    for (const [path, operationId, tag] of OPERATIONS) {
+    expect(Object.keys(document.paths).sort()).toEqual(
+      [...OPERATIONS, ...STREAMS].map(([path]) => path).sort(),
+    );
+    for (const [path, operationId, tag] of [...OPERATIONS, ...STREAMS]) {
       expect(Object.keys(document.paths[path])).toEqual(['get']);
       expect(operation(path)).toMatchObject({
         operationId,
@@ -413,6 +422,31 @@ describe('the OpenAPI document', () => {
       ...optional({ ...RATE_LIMIT, ...IETF_RATE_LIMIT, ...KEY_EXPIRATION }),
       ...required(EVERY_RESPONSE),
     });
+  });
+
+  it.each(STREAMS)('documents every response of %s as a stream', (path, _id, _tag, change) => {
+    const responses = operation(path).responses as Record<string, ResponseObject>;
+    expect(Object.keys(responses).sort()).toEqual(
+      ['200', '400', '401', '403', '410', '429', '500', '503'].sort(),
+    );
+    // The lines: a change exactly as the feed's data, a checkpoint or the last line.
+    expect(Object.keys(responses[200].content ?? {})).toEqual(['application/x-ndjson']);
+    const line = responses[200].content?.['application/x-ndjson'].schema as Schema;
+    expect(summary(line)).toBe(
+      `${change} | ItemDeletedDto | ChangeStreamCheckpointDto | ChangeStreamEndDto`,
+    );
+    for (const status of ['400', '401', '403', '410', '429', '500', '503']) {
+      expect(summary(responses[status].content?.['application/json'].schema as Schema)).toBe(
+        'ErrorEnvelopeDto',
+      );
+    }
+    // No validator: a stream is never answered with a 304.
+    const limited = {
+      ...required({ ...RATE_LIMIT, ...IETF_RATE_LIMIT, ...EVERY_RESPONSE }),
+      ...optional(KEY_EXPIRATION),
+    };
+    expect(headersOf(responses[200])).toEqual(limited);
+    expect(headersOf(responses[410])).toEqual(limited);
   });
 
   it('shows the exact fixed body of each error status as its example', () => {

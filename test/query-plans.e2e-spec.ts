@@ -1,9 +1,13 @@
 import type { PoolClient } from 'pg';
 import { Pool } from 'pg';
-import { COMPANY_CHANGES_SQL, COMPANY_LIST } from '../src/companies/companies.sql';
+import {
+  COMPANY_CHANGE_STREAM_SQL,
+  COMPANY_CHANGES_SQL,
+  COMPANY_LIST,
+} from '../src/companies/companies.sql';
 import { sizedFeedSql } from '../src/changes/change-feed';
 import { INLINE_BODY_BYTES } from '../src/items/body-budget';
-import { LEAD_CHANGES_SQL, LEAD_LIST } from '../src/leads/leads.sql';
+import { LEAD_CHANGE_STREAM_SQL, LEAD_CHANGES_SQL, LEAD_LIST } from '../src/leads/leads.sql';
 import { createTestDatabase, type TestDatabase } from './support/database';
 
 /*
@@ -186,19 +190,70 @@ describe('query plans of the serving statements', () => {
   });
 
   describe.each([
-    ['companies', COMPANY_CHANGES_SQL, 'company_changes_feed_idx', 'company_changes'],
-    ['leads', LEAD_CHANGES_SQL, 'lead_changes_feed_idx', 'lead_changes'],
-  ])('the %s feed', (_name, sql, feedIndex, table) => {
-    it('reads one range of the feed index at any depth, and sorts nothing large', async () => {
+    [
+      'companies',
+      COMPANY_CHANGES_SQL,
+      COMPANY_CHANGE_STREAM_SQL,
+      'company_changes_feed_idx',
+      'company_changes',
+    ],
+    ['leads', LEAD_CHANGES_SQL, LEAD_CHANGE_STREAM_SQL, 'lead_changes_feed_idx', 'lead_changes'],
+  ])('the %s feed', (_name, sql, stream, feedIndex, table) => {
+    /** The positions of the feed's first entry and of its 10,000th. */
+    async function positions(): Promise<[string, string][]> {
       const { rows } = await client.query<{ txid: string; id: string }>(
         `SELECT txid::text, id FROM ${table} WHERE workspace_id = $1
          ORDER BY txid, id OFFSET $2 LIMIT 1`,
         [WORKSPACE, 10_000],
       );
-      for (const [txid, id] of [
+      return [
         ['0', ''],
         [rows[0].txid, rows[0].id],
-      ]) {
+      ];
+    }
+
+    const feedScans = (plan: PlanNode[]) =>
+      plan.filter(
+        (n) =>
+          ['Index Scan', 'Index Only Scan'].includes(n['Node Type']) &&
+          n['Index Name'] === feedIndex,
+      );
+
+    it("finds the stream's page boundaries in the feed index alone, at any depth", async () => {
+      for (const [txid, id] of await positions()) {
+        const plan = await explain(stream.boundaries, [WORKSPACE, txid, id, 1000, 10]);
+        const scans = feedScans(plan);
+        expect(scans.map((n) => n['Node Type'])).toEqual(['Index Only Scan']);
+        expect(scans[0]['Actual Rows']).toBeLessThanOrEqual(10_000);
+        expectNoScanOfALargeTable(plan);
+      }
+    });
+
+    it("reads a stream's range of the feed index at any depth, and sorts nothing large", async () => {
+      for (const [txid, id] of await positions()) {
+        const [end] = await client
+          .query<{ txid: string; id: string }>(stream.boundaries, [WORKSPACE, txid, id, 1000, 1])
+          .then(({ rows }) => rows);
+        const plan = await explain(sizedFeedSql(stream.range, 8), [
+          WORKSPACE,
+          txid,
+          id,
+          1000,
+          null,
+          end.txid,
+          end.id,
+          INLINE_BODY_BYTES,
+        ]);
+        const scans = feedScans(plan);
+        expect(scans.length).toBeGreaterThan(0);
+        expect(Math.min(...scans.map((n) => n['Actual Rows']))).toBeLessThanOrEqual(1000);
+        expectNoScanOfALargeTable(plan);
+        expectNoLargeSort(plan, 1000);
+      }
+    });
+
+    it('reads one range of the feed index at any depth, and sorts nothing large', async () => {
+      for (const [txid, id] of await positions()) {
         const plan = await explain(sizedFeedSql(sql), [
           WORKSPACE,
           txid,
@@ -207,11 +262,7 @@ describe('query plans of the serving statements', () => {
           null,
           INLINE_BODY_BYTES,
         ]);
-        const scans = plan.filter(
-          (n) =>
-            ['Index Scan', 'Index Only Scan'].includes(n['Node Type']) &&
-            n['Index Name'] === feedIndex,
-        );
+        const scans = feedScans(plan);
         expect(scans.length).toBeGreaterThan(0);
         // The page's scan stops after its 1,000 entries, wherever it starts.
         expect(Math.min(...scans.map((n) => n['Actual Rows']))).toBeLessThanOrEqual(1000);

@@ -1,7 +1,7 @@
 import { get as httpGet, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key';
-import { ApiKeysService } from '../src/auth/api-keys.service';
+import { KeyLookups } from '../src/auth/key-lookups';
 import { createTestApp, listening, type TestApp } from './support/app';
 import { listenOnLoopback } from './support/raw-http';
 import { createApiKey, createCompany, createLead, createWorkspace } from './support/factories';
@@ -227,23 +227,20 @@ describe('per-key rate limit (default: 120 per minute)', () => {
       response.once('close', () => (inFlight -= 1));
     };
     server.on('request', onRequest);
-    // 300 statements at once are the point here, not the pool's load shedding, which would refuse
-    // most of them (test/load-shedding.e2e-spec.ts tests that): no bound on the queue, and no 1 s
-    // bound on the wait either (on a busy machine, 120 list statements on 10 connections took
-    // longer, and 46 of the 120 accepted requests were shed with a 503).
-    const database = t.app.get(Database);
-    const { maxWaiting, pool } = database;
+    // 300 requests at once are the point here, not load shedding (test/load-shedding.e2e-spec.ts
+    // tests that): no 1 s bound on a connection's wait (on a busy machine, 120 list statements on
+    // 10 connections took longer, and 46 of the 120 accepted requests were shed with a 503).
+    const { pool } = t.app.get(Database);
     const { connectionTimeoutMillis } = pool.options;
-    database.maxWaiting = 1_000;
     pool.options.connectionTimeoutMillis = 60_000;
     // Hold every key lookup until all 300 requests are inside the application, so that they
     // reach the rate limit together.
-    const keys = t.app.get(ApiKeysService);
-    const lookUp = keys.findByHash.bind(keys);
+    const keyLookups = t.app.get(KeyLookups);
+    const lookUp = keyLookups.find.bind(keyLookups);
     let arrived = 0;
     let openGate: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (openGate = resolve));
-    jest.spyOn(keys, 'findByHash').mockImplementation((hash) => {
+    jest.spyOn(keyLookups, 'find').mockImplementation((hash) => {
       if (++arrived === 300) openGate();
       return gate.then(() => lookUp(hash));
     });
@@ -266,7 +263,6 @@ describe('per-key rate limit (default: 120 per minute)', () => {
     } finally {
       server.off('request', onRequest);
       jest.restoreAllMocks();
-      database.maxWaiting = maxWaiting;
       pool.options.connectionTimeoutMillis = connectionTimeoutMillis;
     }
   });
@@ -374,7 +370,7 @@ describe('requests failing authentication, per client address (AUTH_FAILURE_LIMI
 
   it('once limited, refuses well-formed unknown keys without a lookup', async () => {
     for (let i = 0; i < 6; i++) await getFrom('127.0.0.1', '/v1/me', bearer(generateApiKey()));
-    const lookups = jest.spyOn(t.app.get(ApiKeysService), 'findByHash');
+    const lookups = jest.spyOn(t.app.get(KeyLookups), 'find');
 
     for (let i = 0; i < 10; i++) {
       const response = await getFrom('127.0.0.1', '/v1/me', bearer(generateApiKey()));
@@ -423,7 +419,7 @@ describe('requests failing authentication, per client address (AUTH_FAILURE_LIMI
     expect((await getFrom('127.0.0.1', '/v1/me', bearer(generateApiKey()))).status).toBe(429);
 
     t.clock.advance(60_000);
-    const lookups = jest.spyOn(t.app.get(ApiKeysService), 'findByHash');
+    const lookups = jest.spyOn(t.app.get(KeyLookups), 'find');
     const response = await getFrom('127.0.0.1', '/v1/me', bearer(generateApiKey()));
 
     expect(response.status).toBe(401);

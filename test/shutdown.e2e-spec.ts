@@ -7,7 +7,8 @@ import { findFreePort } from '../src/dev/free-port';
 import { PrismaClient } from '../src/generated/prisma/client';
 import { spawnBuilt } from './support/built-process';
 import { createTestDatabase, lockWaiterCount, type TestDatabase } from './support/database';
-import { createCompany, createLead } from './support/factories';
+import { partsOf, readStream } from './support/change-stream';
+import { createCompany, createLead, insertCompanies } from './support/factories';
 import { createTenant } from './support/http';
 
 /*
@@ -214,4 +215,56 @@ it('SIGTERM under load: requests in flight are answered, nothing else fails, exi
   expect(Number(/with (\d+) requests/.exec(inFlight?.msg ?? '')?.[1])).toBeGreaterThanOrEqual(HELD);
   expect(lines.filter((line) => line.level === 'warn' || line.level === 'error')).toEqual([]);
   expect(lines.at(-1)).toMatchObject({ context: 'Shutdown', msg: 'Shut down' });
+}, 90_000);
+
+it('SIGTERM during a change stream: it ends with its last line and cursor, then the process exits 0', async () => {
+  const streamDatabase = await createTestDatabase();
+  const streamPrisma = new PrismaClient({
+    adapter: new PrismaPg({ connectionString: streamDatabase.url }),
+  });
+  try {
+    const { workspace, key } = await createTenant(streamPrisma);
+    await insertCompanies(streamPrisma, workspace.id, 20_000);
+    const port = await findFreePort();
+    const started = spawnBuilt('main.js', {
+      databaseUrl: streamDatabase.url,
+      env: { PORT: String(port), LOG_LEVEL: 'info' },
+    });
+    server = started.process;
+    output = started.output;
+    const probe = new Agent({ keepAlive: false });
+    agents.push(probe);
+    await until('the server to answer', async () => {
+      if (server?.exitCode !== null) throw new Error(`The server exited:\n${output.join('')}`);
+      return (await get(probe, port, '/v1/me', key)).status === 200;
+    });
+    let signalled = false;
+    const read = await readStream(port, '/v1/companies/changes/stream', key, {
+      // A reader that takes its time at each checkpoint; SIGTERM at the first.
+      onLine: async (line) => {
+        if (!('cursor' in line)) return;
+        if (!signalled) {
+          signalled = true;
+          server?.kill('SIGTERM');
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      },
+    });
+    const parts = partsOf(read.lines);
+    expect(signalled).toBe(true);
+    expect(parts.last).toEqual({ cursor: expect.any(String), hasMore: true });
+    expect(parts.changes.length).toBeLessThan(20_000);
+    let bound: NodeJS.Timeout | undefined;
+    const exit = await Promise.race([
+      started.exited,
+      new Promise<'no exit'>(
+        (resolve) => (bound = setTimeout(() => resolve('no exit'), EXIT_BOUND_MS)),
+      ),
+    ]);
+    clearTimeout(bound);
+    expect(exit).toEqual({ code: 0, signal: null });
+  } finally {
+    await streamPrisma.$disconnect();
+    await streamDatabase.drop();
+  }
 }, 90_000);

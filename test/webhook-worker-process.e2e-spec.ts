@@ -2,12 +2,15 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
+import { findFreePort } from '../src/dev/free-port';
 import { PrismaClient } from '../src/generated/prisma/client';
+import { METRIC_PREFIX } from '../src/metrics/api-metrics';
 import { runAdminCommand } from './support/admin';
 import { type BuiltProcess, spawnBuilt } from './support/built-process';
-import { createTestDatabase, type TestDatabase } from './support/database';
+import { allowConnections, createTestDatabase, type TestDatabase } from './support/database';
 import { createCompany } from './support/factories';
 import { createTenant } from './support/http';
+import { sampleValue } from './support/prometheus-text';
 import { Receiver, waitFor, WEBHOOK_ENV } from './support/webhooks';
 
 // The built worker (`node dist/worker/main.js`, as the compose file runs it; `npm test` builds
@@ -37,9 +40,12 @@ afterAll(async () => {
   await database?.drop();
 });
 
-function startWorker(env: Record<string, string> = {}): BuiltProcess {
+function startWorker(
+  env: Record<string, string> = {},
+  databaseUrl: string = database.url,
+): BuiltProcess {
   const worker = spawnBuilt('worker/main.js', {
-    databaseUrl: database.url,
+    databaseUrl,
     env: {
       // Not production: the private-network escape hatch (the receivers are on 127.0.0.1).
       NODE_ENV: 'test',
@@ -157,4 +163,115 @@ it('refuses WEBHOOK_ALLOW_PRIVATE_NETWORKS in production unless confirmed', asyn
   );
   confirmed.process.kill('SIGTERM');
   expect(await confirmed.exited).toMatchObject({ code: 0 });
+});
+
+describe('METRICS_PORT: the metrics and the probes of the worker', () => {
+  const metricsOf = async (port: number) => {
+    const response = await fetch(`http://127.0.0.1:${port}/metrics`);
+    expect(response.status).toBe(200);
+    return response.text();
+  };
+  const value = (text: string, name: string, labels: Record<string, string> = {}) =>
+    sampleValue(text, `${METRIC_PREFIX}${name}`, labels);
+
+  it('counts attempts by outcome and the delivery lag, reads the backlog, and answers the probes', async () => {
+    const port = await findFreePort();
+    const { workspace } = await createTenant(prisma);
+    const healthy = new Receiver(() => 200);
+    const gone = new Receiver(() => 410);
+    receivers.push(healthy, gone);
+    await endpointFor(workspace.id, await healthy.start());
+    const goneId = await endpointFor(workspace.id, await gone.start());
+    await createCompany(prisma, workspace.id);
+
+    const worker = startWorker({ METRICS_PORT: String(port) });
+    await waitFor('the worker to start', () =>
+      worker.output.join('').includes('webhook worker started'),
+    );
+    const live = await fetch(`http://127.0.0.1:${port}/health/live`);
+    expect([live.status, await live.json()]).toEqual([
+      200,
+      { status: 'ok', info: {}, error: {}, details: {} },
+    ]);
+    await waitFor('both attempts recorded', async () => {
+      const text = await metricsOf(port);
+      return (
+        value(text, 'webhook_attempts_total', { outcome: 'delivered' }) === 1 &&
+        value(text, 'webhook_attempts_total', { outcome: 'gone' }) === 1
+      );
+    });
+    // Read at the scrape: nothing waits, the endpoint that answered 410 is disabled.
+    await sleep(1_100);
+    const text = await metricsOf(port);
+    expect(value(text, 'webhook_attempts_total', { outcome: 'failed' })).toBe(0);
+    expect(value(text, 'webhook_delivery_lag_seconds_count')).toBe(1);
+    expect(value(text, 'webhook_delivery_lag_seconds_bucket', { le: '+Inf' })).toBe(1);
+    expect(value(text, 'webhook_events_pending')).toBe(0);
+    expect(value(text, 'webhook_events_due')).toBe(0);
+    expect(value(text, 'webhook_oldest_due_event_seconds')).toBe(0);
+    expect(value(text, 'webhook_endpoints_disabled')).toBe(1);
+    expect(value(text, 'database_up')).toBe(1);
+    expect(value(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(await eventStates(goneId)).toEqual(['paused']);
+
+    // A due event not yet attempted: counted, with how long it has waited.
+    await sql.query(
+      `UPDATE webhook_events SET state = 'pending', next_attempt_at = now() - interval '90 seconds'
+       WHERE endpoint_id = $1`,
+      [goneId],
+    );
+    await sleep(1_100);
+    const waiting = await metricsOf(port);
+    expect(value(waiting, 'webhook_events_pending')).toBe(1);
+    expect(value(waiting, 'webhook_events_due')).toBe(1);
+    expect(value(waiting, 'webhook_oldest_due_event_seconds')).toBeGreaterThanOrEqual(90);
+
+    const ready = await fetch(`http://127.0.0.1:${port}/health/ready`);
+    expect([ready.status, await ready.json()]).toEqual([
+      200,
+      {
+        status: 'ok',
+        info: { worker: { status: 'up' }, database: { status: 'up' } },
+        error: {},
+        details: { worker: { status: 'up' }, database: { status: 'up' } },
+      },
+    ]);
+    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(404);
+    expect((await fetch(`http://127.0.0.1:${port}/health/ready`, { method: 'POST' })).status).toBe(
+      405,
+    );
+    worker.process.kill('SIGTERM');
+    expect(await worker.exited).toMatchObject({ code: 0 });
+  });
+
+  it('is not ready, and says the database is down, while the database refuses it', async () => {
+    const port = await findFreePort();
+    // Directly, even in the run behind PgBouncer, which would hold the statements while the
+    // database is away rather than fail them (as test/webhook-worker-outage.e2e-spec.ts says).
+    const worker = startWorker({ METRICS_PORT: String(port) }, database.directUrl);
+    await waitFor('the worker to start', () =>
+      worker.output.join('').includes('webhook worker started'),
+    );
+    // This file's own connection is ended with the others: its error is expected.
+    sql.on('error', () => undefined);
+    await allowConnections(database, false);
+    try {
+      const ready = await fetch(`http://127.0.0.1:${port}/health/ready`);
+      const body = (await ready.json()) as { status: string; error: Record<string, unknown> };
+      expect([ready.status, body.status]).toEqual([503, 'error']);
+      expect(body.error).toEqual({
+        database: { status: 'down', message: expect.stringMatching(/^(unreachable|no answer)/) },
+      });
+      expect(value(await metricsOf(port), 'database_up')).toBe(0);
+      // Alive all the same: a restart cures no database outage.
+      expect((await fetch(`http://127.0.0.1:${port}/health/live`)).status).toBe(200);
+    } finally {
+      await allowConnections(database, true);
+      await sql.end().catch(() => undefined);
+      sql = new Client({ connectionString: database.url });
+      await sql.connect();
+    }
+    worker.process.kill('SIGTERM');
+    expect(await worker.exited).toMatchObject({ code: 0 });
+  });
 });

@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
-import { isWellFormedApiKey } from './api-key';
+import type { ServerResponse } from 'node:http';
 import type { AuthenticatedKey } from './api-key';
 import { ApiKeysService } from './api-keys.service';
 import { AuthFailureLimiter } from './auth-failure-limiter';
@@ -18,20 +18,8 @@ declare module 'express-serve-static-core' {
 export const KEY_EXPIRATION_HEADER = 'API-Key-Expiration';
 
 /** Like GitHub's token-expiration header: the instant an accepted key stops working, if it does. */
-export function announceKeyExpiration(response: Response, auth: AuthenticatedKey): void {
+export function announceKeyExpiration(response: ServerResponse, auth: AuthenticatedKey): void {
   if (auth.expiresAt) response.setHeader(KEY_EXPIRATION_HEADER, auth.expiresAt.toISOString());
-}
-
-// The scheme is case-insensitive (RFC 9110, 11.1), then exactly one space as RFC 6750 writes it;
-// the key's own pattern is checked by isWellFormedApiKey.
-const BEARER = /^Bearer (\S+)$/i;
-
-/** The bearer token of the request's one Authorization field, if it has one. */
-export function bearerKey(request: Pick<Request, 'headersDistinct'>): string | undefined {
-  // Node keeps the first of several Authorization fields and drops the others; a request with
-  // more than one is malformed (RFC 9110, 5.3) and refused like any other.
-  const [authorization = '', ...others] = request.headersDistinct.authorization ?? [];
-  return others.length === 0 ? BEARER.exec(authorization)?.[1] : undefined;
 }
 
 /**
@@ -51,11 +39,11 @@ export class ApiKeyGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
     const http = context.switchToHttp();
     const request = http.getRequest<Request>();
-    const key = bearerKey(request);
+    const presented = this.keys.presentedKey(request);
     const address = request.ip ?? request.socket.remoteAddress ?? 'unknown';
 
-    if (key && isWellFormedApiKey(key) && !this.failures.isBlocked(address)) {
-      const auth = await this.keys.authenticate(key);
+    if (presented !== undefined && !this.failures.isBlocked(address)) {
+      const auth = await this.keys.authenticate(presented);
       if (auth) {
         request.auth = auth;
         announceKeyExpiration(http.getResponse<Response>(), auth);

@@ -1,10 +1,17 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { ApiKeysService } from './api-keys.service';
+import { KeyedRoutes } from './keyed-routes';
+import { KeyLookups } from './key-lookups';
 import { RecentKeys } from './recent-keys';
 
-/** Keys: issuing and revoking (admin tool) and checking them (the guard, see AppModule). */
+/**
+ * Keys on the serving side: checking a request's key (the guard, see AppModule), the keys seen
+ * lately, and which routes need one (read off the controllers).
+ */
 @Module({
-  providers: [ApiKeysService, RecentKeys],
-  exports: [ApiKeysService, RecentKeys],
+  imports: [DiscoveryModule],
+  providers: [ApiKeysService, RecentKeys, KeyLookups, KeyedRoutes],
+  exports: [ApiKeysService, RecentKeys, KeyLookups, KeyedRoutes],
 })
 export class AuthModule {}

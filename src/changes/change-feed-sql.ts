@@ -46,10 +46,10 @@ export const SAFE_BOUND_CTES = `snapshot AS MATERIALIZED (
  * the safe bound, in the feed's order, at most $4, of workspace $1. The feed's pages and webhook
  * dispatch read the same way.
  */
-export function feedPageCte(changeTable: string): string {
+export function feedPageCte(changeTable: string, until = ''): string {
   return `page AS MATERIALIZED (
   SELECT id, txid, changed_at, deleted FROM ${changeTable}
-  WHERE workspace_id = $1 AND (txid, id) > ($2::xid8, $3::text)
+  WHERE workspace_id = $1 AND (txid, id) > ($2::xid8, $3::text)${until}
     AND txid < (SELECT xmin FROM bound)
   ORDER BY txid, id
   LIMIT $4
@@ -90,12 +90,24 @@ export interface ChangeFeedSql extends ItemSelect {
  *
  * Parameters: $1 workspace id, $2 cursor txid (xid8 as text, '0' at the start), $3 cursor id, $4
  * limit, $5 the pass's start (xid8 as text; null without a cursor: this snapshot's xmin). The
- * body's `data` is returned as JSON text; the service adds the signed cursor.
+ * body's `data` is returned as JSON text (`array`: the page's array; `lines`: each change on a line
+ * of its own, ended by a newline, for the change stream); the service adds the signed cursor.
+ *
+ * `range` (the change stream's read-ahead, change-stream-pages.ts): the changes up to a position
+ * too, $6 txid and $7 id, one that changeBoundariesSql gave; `complete` says whether the page
+ * holds the whole range (not cut by FEED_PAGE_MAX_BYTES), and the position is then the range's
+ * end, whatever changes of the range have moved on since (a change, once passed, can only move
+ * to a later position).
  */
-export function changeFeedSql(changes: ChangeFeedSql): string {
+export function changeFeedSql(
+  changes: ChangeFeedSql,
+  data: 'array' | 'lines' = 'array',
+  range = false,
+): string {
   const { feed, changeTable, key } = changes;
   const changedAt = isoDateTime('page.changed_at');
-  return `WITH ${SAFE_BOUND_CTES}, ${feedPageCte(changeTable)}, entries AS MATERIALIZED (
+  const until = range ? ' AND (txid, id) <= ($6::xid8, $7::text)' : '';
+  return `WITH ${SAFE_BOUND_CTES}, ${feedPageCte(changeTable, until)}, entries AS MATERIALIZED (
   -- Each change as JSON text, written once (materialized: its size is read twice below). An
   -- upsert whose item this snapshot does not hold is a deletion: a transaction that read the
   -- item just before another deleted it can record it live after that deletion (a company
@@ -125,10 +137,7 @@ export function changeFeedSql(changes: ChangeFeedSql): string {
   WHERE before < ${FEED_PAGE_MAX_BYTES}
 ), last AS (
   SELECT txid, id FROM kept ORDER BY txid DESC, id DESC LIMIT 1
-), position AS (
-  SELECT coalesce((SELECT txid FROM last), $2::xid8) AS txid,
-    coalesce((SELECT id FROM last), $3::text) AS id
-)
+), ${range ? RANGE_POSITION : PAGE_POSITION}
 SELECT
   EXISTS (SELECT FROM change_horizons horizon
     WHERE horizon.workspace_id = $1 AND horizon.feed = '${feed}'
@@ -136,13 +145,53 @@ SELECT
       AND horizon.pruned_txid >= coalesce($5::xid8, (SELECT xmin FROM bound))) AS expired,
   coalesce($5::xid8, (SELECT xmin FROM bound))::text AS pass,
   (SELECT txid::text FROM position) AS txid,
-  (SELECT id FROM position) AS id,
+  (SELECT id FROM position) AS id,${range ? '\n  (SELECT complete FROM position) AS complete,' : ''}
   -- More after the page: the workspace's greatest position, one entry read from the end of the
   -- index. (An EXISTS over the positions after the page was planned as a sequential scan.)
   (SELECT (latest.txid, latest.id) > ((SELECT txid FROM position), (SELECT id FROM position))
     FROM ${changeTable} latest WHERE latest.workspace_id = $1
     ORDER BY latest.txid DESC, latest.id DESC LIMIT 1) IS TRUE AS has_more,
-  -- As array_to_json writes an array of JSON values: commas, no spaces.
-  coalesce((SELECT '[' || string_agg(change, ',' ORDER BY txid, id) || ']' FROM kept), '[]')
+  ${data === 'array' ? ARRAY_DATA : LINES_DATA}
     AS data`;
 }
+
+const PAGE_POSITION = `position AS (
+  SELECT coalesce((SELECT txid FROM last), $2::xid8) AS txid,
+    coalesce((SELECT id FROM last), $3::text) AS id
+)`;
+
+const RANGE_POSITION = `whole AS (
+  SELECT (SELECT count(*) FROM kept) = (SELECT count(*) FROM entries) AS complete
+), position AS (
+  SELECT CASE WHEN (SELECT complete FROM whole) THEN $6::xid8 ELSE (SELECT txid FROM last) END
+      AS txid,
+    CASE WHEN (SELECT complete FROM whole) THEN $7::text ELSE (SELECT id FROM last) END AS id,
+    (SELECT complete FROM whole) AS complete
+)`;
+
+/**
+ * Where the next `$5` pages of at most `$4` changes each end, after the position ($2 txid, $3 id)
+ * and below the safe bound: the position of every `$4`-th change, and of the last one. Read from
+ * the feed's index alone, so that pages far ahead can be read at once, each by its range.
+ */
+export function changeBoundariesSql(changeTable: string): string {
+  return `WITH ${SAFE_BOUND_CTES}, ahead AS MATERIALIZED (
+  SELECT txid, id, row_number() OVER (ORDER BY txid, id) AS n FROM (
+    SELECT txid, id FROM ${changeTable}
+    WHERE workspace_id = $1 AND (txid, id) > ($2::xid8, $3::text)
+      AND txid < (SELECT xmin FROM bound)
+    ORDER BY txid, id
+    LIMIT $4::bigint * $5::bigint
+  ) positions
+)
+SELECT txid::text AS txid, id FROM ahead
+WHERE n % $4 = 0 OR n = (SELECT max(n) FROM ahead)
+ORDER BY n`;
+}
+
+const ARRAY_DATA = `-- As array_to_json writes an array of JSON values: commas, no spaces.
+  coalesce((SELECT '[' || string_agg(change, ',' ORDER BY txid, id) || ']' FROM kept), '[]')`;
+
+const LINES_DATA = `-- One change a line, each ended by a newline (NDJSON): PostgreSQL writes JSON compact,
+  -- with no newline of its own.
+  coalesce((SELECT string_agg(change || E'\\n', '' ORDER BY txid, id) FROM kept), '')`;

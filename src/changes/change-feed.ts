@@ -1,10 +1,8 @@
 import { GoneException } from '@nestjs/common';
-import { type JsonText, jsonText, type VersionedJson } from '../http/json-text';
+import { type JsonText, jsonText } from '../http/json-text';
 import type { Queryable } from '../database/queryable';
-import { sizedSql } from '../items/body-budget';
-import { isPossibleId } from '../items/fields';
-import type { BodyRoom } from '../items/list-page';
-import type { ChangeCursors } from './change-cursor';
+import { type BodyRoom, sizedSql } from '../items/body-budget';
+import type { ChangeCursors, ChangePosition } from './change-cursor';
 import type { Feed } from './change-feed-sql';
 import type { ChangesQueryDto } from './changes-query.dto';
 
@@ -15,12 +13,15 @@ export interface ChangePage<T> {
   hasMore: boolean;
 }
 
-interface FeedRow {
+/** A feed statement's row: the page's position and data, and whether the cursor expired. */
+export interface FeedRow {
   expired: boolean;
   pass: string;
   txid: string;
   id: string;
   has_more: boolean;
+  /** A range's read (changeFeedSql's `range`): whether it holds the whole range. */
+  complete?: boolean;
   /** Null once taken by `envelope`, or from a sized statement whose page was over its cap. */
   data: string | null;
 }
@@ -29,20 +30,22 @@ export const CURSOR_EXPIRED = 'cursor has expired: start again without a cursor'
 
 const sized = new Map<string, string>();
 
-/** A feed statement run sized (body-budget.ts): its `data` only up to a cap ($6, or null). */
-export function sizedFeedSql(sql: string): string {
+/**
+ * A feed statement run sized (body-budget.ts): its `data` only up to a cap, its parameter after
+ * the statement's own (`$6` of a page, `$8` of a range, or null).
+ */
+export function sizedFeedSql(sql: string, capParameter = 6): string {
   let text = sized.get(sql);
   if (text === undefined) {
-    text = sizedSql(sql, 'data', ['expired', 'pass', 'txid', 'id', 'has_more'], 6);
+    const columns = ['expired', 'pass', 'txid', 'id', 'has_more'];
+    if (capParameter === 8) columns.push('complete');
+    text = sizedSql(sql, 'data', columns, capParameter);
     sized.set(sql, text);
   }
   return text;
 }
 
-/**
- * Runs a feed's statement (change-feed-sql.ts) and adds the signed cursor to its JSON. With
- * `room`, sized: a large page is read only once its heap is reserved (body-budget.ts).
- */
+/** A page of a feed (change-feed-sql.ts) after the query's cursor, with its signed cursor. */
 export async function changeFeedPage<T>(
   database: Queryable,
   cursors: ChangeCursors,
@@ -52,12 +55,44 @@ export async function changeFeedPage<T>(
   { cursor, limit }: ChangesQueryDto,
   room?: BodyRoom,
 ): Promise<JsonText<ChangePage<T>>> {
+  const from = startOf(cursors, feed, workspaceId, cursor);
+  const row = await readFeedRow(database, sql, workspaceId, from, limit, room);
+  const nextCursor = cursors.encode(feed, workspaceId, row);
+  return jsonText(envelope(row, nextCursor));
+}
+
+/** Where a read starts: the cursor's position, or before every position (a new pass). */
+export type FeedStart = Omit<ChangePosition, 'pass'> & { pass: string | null };
+
+/** The position of `cursor` (a 400 when it is not this feed's and workspace's), or the start. */
+export function startOf(
+  cursors: ChangeCursors,
+  feed: Feed,
+  workspaceId: string,
+  cursor: string | undefined,
+): FeedStart {
   // Without a cursor: before every position, and the pass starts with this read.
-  const from =
-    cursor === undefined
-      ? { txid: '0', id: '', pass: null }
-      : cursors.decode(feed, workspaceId, cursor);
+  return cursor === undefined
+    ? { txid: '0', id: '', pass: null }
+    : cursors.decode(feed, workspaceId, cursor);
+}
+
+/**
+ * Runs a feed's statement after `from` (and, for a range statement, up to `to`): its row, a 410
+ * when the cursor has expired. With `room`, sized: a large page is read only once its heap is
+ * reserved (body-budget.ts).
+ */
+export async function readFeedRow(
+  database: Queryable,
+  sql: string,
+  workspaceId: string,
+  from: FeedStart,
+  limit: number,
+  room?: BodyRoom,
+  to?: Omit<ChangePosition, 'pass'>,
+): Promise<FeedRow> {
   const values = [workspaceId, from.txid, from.id, limit, from.pass];
+  if (to !== undefined) values.push(to.txid, to.id);
   const row =
     room === undefined
       ? (await database.query<FeedRow>(sql, values))[0]
@@ -65,14 +100,16 @@ export async function changeFeedPage<T>(
           room.key,
           async (cap) =>
             (
-              await database.query<FeedRow & { bytes: number }>(sizedFeedSql(sql), [...values, cap])
+              await database.query<FeedRow & { bytes: number }>(
+                sizedFeedSql(sql, values.length + 1),
+                [...values, cap],
+              )
             )[0],
           (found) => found.data,
         );
   if (row === undefined) throw new Error('the feed statement returned no row');
   if (row.expired) throw new GoneException(CURSOR_EXPIRED);
-  const nextCursor = cursors.encode(feed, workspaceId, row);
-  return jsonText(envelope(row, nextCursor));
+  return row;
 }
 
 /**
@@ -89,19 +126,4 @@ function envelope(row: FeedRow, nextCursor: string): string {
     data,
     Buffer.from(`,"nextCursor":${JSON.stringify(nextCursor)},"hasMore":${row.has_more}}`),
   ]).toString('utf8');
-}
-
-/**
- * Runs a single-item statement (item-sql.ts): the item's JSON, or null when not in the workspace.
- * An id that no item can have (isPossibleId) is null without a query.
- */
-export async function itemById<T>(
-  database: Queryable,
-  sql: string,
-  workspaceId: string,
-  id: string,
-): Promise<VersionedJson<T> | null> {
-  if (!isPossibleId(id)) return null;
-  const [row] = await database.query<{ body: string; version: string }>(sql, [workspaceId, id]);
-  return row ? { json: jsonText<T>(row.body), version: row.version } : null;
 }

@@ -1,4 +1,5 @@
 import { NotFoundException } from '@nestjs/common';
+import type { Request, Response } from 'express';
 import type { Database } from '../database/database';
 import type { JsonText, VersionedJson } from '../http/json-text';
 import type { ListQueryDto } from '../http/list-query.dto';
@@ -6,9 +7,12 @@ import type { BodyBudget } from '../items/body-budget';
 import { listPage, type ListStatements } from '../items/list-page';
 import type { Page } from '../items/page';
 import type { ChangeCursors } from './change-cursor';
-import { type ChangePage, changeFeedPage, itemById } from './change-feed';
+import { type ChangePage, changeFeedPage } from './change-feed';
+import { itemById } from '../items/item-sql';
 import type { Feed } from './change-feed-sql';
 import type { ChangesQueryDto } from './changes-query.dto';
+import type { ChangeStreamQueryDto } from './change-stream-query.dto';
+import type { ChangeStreams, StreamedFeed } from './change-streams';
 import type { ItemDeletedDto } from './dto/change.dto';
 
 /** What tells one resource's reads from another's: its feed's name and its statements. */
@@ -19,12 +23,14 @@ export interface ResourceStatements {
   item: string;
   /** A page of its change feed (change-feed-sql.ts). */
   changes: string;
+  /** Its change stream's statements (change-streams.ts). */
+  stream: Omit<StreamedFeed, 'feed'>;
 }
 
 /**
- * The three reads of a resource with a change feed (companies, leads): a page of the list, one
- * item, a page of the feed. Each is one statement in the workspace's turn (Database.forWorkspace),
- * returning the body PostgreSQL wrote; pages and feeds are read through the body budget.
+ * The reads of a resource with a change feed (companies, leads): a page of the list, one item, a
+ * page of the feed, the whole feed as a stream. Each statement runs in the workspace's turn
+ * (Database.forWorkspace) and returns the body PostgreSQL wrote, read through the body budget.
  */
 export class ResourceReads<Item, ListQuery extends ListQueryDto, Upserted> {
   constructor(
@@ -32,6 +38,7 @@ export class ResourceReads<Item, ListQuery extends ListQueryDto, Upserted> {
     private readonly database: Database,
     private readonly cursors: ChangeCursors,
     private readonly bodies: BodyBudget,
+    private readonly streams: ChangeStreams,
   ) {}
 
   /** A page of the workspace's items, hottest first, ties by id so that paging is stable. */
@@ -65,6 +72,26 @@ export class ResourceReads<Item, ListQuery extends ListQueryDto, Upserted> {
       workspaceId,
       query,
       { budget: this.bodies, key: `${feed}/changes:${workspaceId}` },
+    );
+  }
+
+  /** The workspace's change feed after the query's cursor, streamed to the response. */
+  stream(
+    workspaceId: string,
+    query: ChangeStreamQueryDto,
+    request: Request,
+    response: Response,
+  ): Promise<void> {
+    const { feed, stream } = this.statements;
+    const database = this.database.forWorkspace(workspaceId);
+    return this.streams.stream(
+      { feed, ...stream },
+      database,
+      this.bodies,
+      workspaceId,
+      query.cursor,
+      request,
+      response,
     );
   }
 }

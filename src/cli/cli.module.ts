@@ -31,11 +31,12 @@ import {
 /** The admin tool: the application's own modules, and commands that call their services. */
 @Module({})
 export class CliModule {
-  static register(io: AdminIo): DynamicModule {
+  /** `forHelp`: the command line asks only for help, which needs no configuration. */
+  static register(io: AdminIo, forHelp = false): DynamicModule {
     return {
       module: CliModule,
       imports: [
-        ConfigModule,
+        forHelp ? ConfigModule.forHelp() : ConfigModule,
         ClockModule,
         DatabaseModule,
         PrismaModule,

@@ -1,6 +1,12 @@
 import { HttpException, type INestApplicationContext } from '@nestjs/common';
 import { CommandFactory } from 'nest-commander';
-import { isDatabaseUnavailable, isUndefinedTable, notMigrated } from '../database/database-errors';
+import {
+  isDatabaseUnavailable,
+  isMissingDatabase,
+  isUndefinedTable,
+  missingDatabase,
+  notMigrated,
+} from '../database/database-errors';
 import { AdminProgram } from './admin-program';
 import { type AdminIo, UsageError } from './cli-output';
 import { CliModule } from './cli.module';
@@ -19,7 +25,7 @@ export async function runAdmin(argv: string[], io: AdminIo = processIo): Promise
   let app: INestApplicationContext | undefined;
   try {
     // abortOnError: false, so that a bad configuration is an error here rather than an abort.
-    app = await CommandFactory.createWithoutRunning(CliModule.register(io), {
+    app = await CommandFactory.createWithoutRunning(CliModule.register(io, asksForHelp(argv)), {
       logger: false,
       abortOnError: false,
     });
@@ -36,6 +42,11 @@ export async function runAdmin(argv: string[], io: AdminIo = processIo): Promise
   }
 }
 
+/** `admin`, `admin help [command]`, `admin ... --help`: commander prints help and runs nothing. */
+function asksForHelp(argv: string[]): boolean {
+  return argv.length === 0 || argv[0] === 'help' || argv.includes('--help') || argv.includes('-h');
+}
+
 function describeError(error: unknown): string {
   if (error instanceof UsageError || error instanceof HttpException) return error.message;
   const message = error instanceof Error ? error.message : String(error);
@@ -47,6 +58,12 @@ function describeError(error: unknown): string {
       .pop() ?? message;
   // Prisma's words ("The table `public.workspaces` does not exist") do not say what to do.
   if (isUndefinedTable(error)) return notMigrated();
+  if (isMissingDatabase(error)) {
+    return missingDatabase(process.env.DATABASE_URL ?? '', {
+      variable: 'DATABASE_URL',
+      source: 'the environment or .env',
+    });
+  }
   if (isDatabaseUnavailable(error))
     return `the database of DATABASE_URL is unreachable: ${line.trim()}`;
   return line.trim();

@@ -1,10 +1,18 @@
-import { Param, Query } from '@nestjs/common';
+import { Param, Query, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
 import { Workspace, type AuthenticatedWorkspace } from '../auth/workspace.decorator';
 import { ChangesQueryDto } from '../changes/changes-query.dto';
+import { ChangeStreamQueryDto } from '../changes/change-stream-query.dto';
+import { StreamRead } from '../changes/stream-read.decorator';
 import { JsonRead, ReadController } from '../items/json-read.decorator';
 import { CompanyListQueryDto } from './dto/company-list-query.dto';
 import { NoQueryDto } from '../http/no-query.dto';
-import { COMPANY_CHANGES, GET_COMPANY, LIST_COMPANIES } from './companies.operations';
+import {
+  COMPANY_CHANGE_STREAM,
+  COMPANY_CHANGES,
+  GET_COMPANY,
+  LIST_COMPANIES,
+} from './companies.operations';
 import { CompaniesService } from './companies.service';
 
 /** Each read is one call of the service, which returns the body PostgreSQL wrote. */
@@ -24,6 +32,17 @@ export class CompaniesController {
   @JsonRead('changes', COMPANY_CHANGES)
   companyChanges(@Workspace() workspace: AuthenticatedWorkspace, @Query() query: ChangesQueryDto) {
     return this.companies.changes(workspace.id, query);
+  }
+
+  // Answers itself (@Res): lines as they are read, not one body.
+  @StreamRead('changes/stream', COMPANY_CHANGE_STREAM)
+  companyChangeStream(
+    @Workspace() workspace: AuthenticatedWorkspace,
+    @Query() query: ChangeStreamQueryDto,
+    @Req() request: Request,
+    @Res() response: Response,
+  ) {
+    return this.companies.stream(workspace.id, query, request, response);
   }
 
   @JsonRead(':id', GET_COMPANY)

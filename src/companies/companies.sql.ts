@@ -1,4 +1,4 @@
-import { changeFeedSql } from '../changes/change-feed-sql';
+import { changeBoundariesSql, changeFeedSql } from '../changes/change-feed-sql';
 import { itemSql, type ItemSelect } from '../items/item-sql';
 import { selectList } from '../items/fields';
 import { ListStatements } from '../items/list-page';
@@ -37,10 +37,19 @@ export const COMPANY_PAGE_SQL = COMPANY_LIST.unfiltered;
 /** One company of the workspace, or no row. */
 export const COMPANY_SQL = itemSql(COMPANY_ITEM);
 
-/** A page of the companies' change feed (change-feed-sql.ts). */
-export const COMPANY_CHANGES_SQL = changeFeedSql({
+const COMPANY_FEED = {
   ...COMPANY_ITEM,
   feed: 'companies',
   changeTable: 'company_changes',
   key: 'company',
-});
+} as const;
+
+/** A page of the companies' change feed (change-feed-sql.ts). */
+export const COMPANY_CHANGES_SQL = changeFeedSql(COMPANY_FEED);
+
+/** The statements of the companies' change stream (change-streams.ts): pages and ranges as lines. */
+export const COMPANY_CHANGE_STREAM_SQL = {
+  lines: changeFeedSql(COMPANY_FEED, 'lines'),
+  range: changeFeedSql(COMPANY_FEED, 'lines', true),
+  boundaries: changeBoundariesSql('company_changes'),
+};

@@ -102,6 +102,34 @@ export class Environment {
   @Min(1)
   CHANGES_RETENTION_DAYS = 30;
 
+  // A change stream ends by itself, normally and with its cursor, after this long (the client
+  // goes on with another request): load balancers' idle and request timeouts and deploys then
+  // never cut one (src/changes/change-streams.ts).
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(3_600)
+  CHANGE_STREAM_MAX_SECONDS = 300;
+
+  // A change stream whose reader takes nothing for this long is ended (its connection closed).
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(600)
+  CHANGE_STREAM_STALL_SECONDS = 30;
+
+  // Change streams of one workspace running at once on each instance (one more: 429), and of all
+  // workspaces (one more: 503).
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  MAX_CHANGE_STREAMS_PER_WORKSPACE = 2;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  MAX_CHANGE_STREAMS = 8;
+
   // Requests that fail authentication, per client address.
   @Type(() => Number)
   @IsInt()

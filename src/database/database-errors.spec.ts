@@ -3,6 +3,7 @@ import { PrismaClient } from '../generated/prisma/client';
 import { PoolSaturatedError } from './queryable';
 import {
   isDatabaseUnavailable,
+  isMissingDatabase,
   isPoolSaturated,
   isUndefinedTable,
   notMigrated,
@@ -255,5 +256,24 @@ describe('isUndefinedTable', () => {
       'the database of DATABASE_URL is not migrated (tables missing: lead_changes, change_horizons): ' +
         'run `npm run db:migrate` (after `npm run build`), then try again',
     );
+  });
+});
+
+describe('isMissingDatabase', () => {
+  it.each([
+    ['PostgreSQL: invalid_catalog_name', { code: '3D000' }, 'database "x" does not exist'],
+    ['Prisma: P1003', { code: 'P1003' }, 'Database `x` does not exist'],
+    // What PgBouncer 1.18 sends for the server's refusal (seen by the npm-scripts test in CI).
+    ['PgBouncer: protocol_violation', { code: '08P01' }, 'database "x" does not exist'],
+  ])('recognises %s', (_, properties, message) => {
+    expect(isMissingDatabase(withProperties(properties, message))).toBe(true);
+  });
+
+  it.each([
+    ['another protocol violation', { code: '08P01' }, 'no more connections allowed'],
+    ['a connection refused', { code: 'ECONNREFUSED' }, 'connect ECONNREFUSED'],
+    ['a missing table', { code: '42P01' }, 'relation "x" does not exist'],
+  ])('not %s', (_, properties, message) => {
+    expect(isMissingDatabase(withProperties(properties, message))).toBe(false);
   });
 });

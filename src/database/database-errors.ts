@@ -96,3 +96,42 @@ export function notMigrated(someMissing: string[] = []): string {
     'run `npm run db:migrate` (after `npm run build`), then try again'
   );
 }
+
+// invalid_catalog_name: the database that the URL names does not exist on the server.
+const UNDEFINED_DATABASE = '3D000';
+// PgBouncer (1.18, measured) relays that refusal with its own code, protocol_violation, and the
+// server's message.
+const PROTOCOL_VIOLATION = '08P01';
+const NO_SUCH_DATABASE = /^database ".*" does not exist$/;
+
+/**
+ * True when the URL's server answered, but has no database of the URL's name: node-postgres's
+ * SQLSTATE (directly, or through PgBouncer), or Prisma's P1003 (whose driver error says the same).
+ */
+export function isMissingDatabase(error: unknown): boolean {
+  if (!error || typeof error !== 'object') return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return (
+    code === UNDEFINED_DATABASE ||
+    code === 'P1003' ||
+    (code === PROTOCOL_VIOLATION && typeof message === 'string' && NO_SUCH_DATABASE.test(message))
+  );
+}
+
+/**
+ * One sentence for a database that does not exist: which URL (`variable`, from `source`), and the
+ * `createdb` command that makes it; `otherwise` adds another way on.
+ */
+export function missingDatabase(
+  url: string,
+  { variable, source, otherwise }: { variable: string; source: string; otherwise?: string },
+): string {
+  const parsed = new URL(url);
+  const name = decodeURIComponent(parsed.pathname.slice(1));
+  return (
+    `${variable} (from ${source}) names the database "${name}", which does not exist on ` +
+    `${parsed.host}: create it (\`createdb -h ${parsed.hostname} -p ${parsed.port || 5432} ` +
+    `-U ${decodeURIComponent(parsed.username) || 'postgres'} ${name}\`)` +
+    (otherwise ? `, or ${otherwise}` : '')
+  );
+}

@@ -2,7 +2,14 @@ import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { Pool, type QueryResultRow } from 'pg';
 import { Environment } from '../config/environment';
 import { FairQueue } from './fair-queue';
-import { MAX_WAITING, POOL_SIZE, poolConfig, sessionSettingsSource } from './pool-config';
+import {
+  handleConnectionErrors,
+  MAX_WAITING,
+  POOL_SIZE,
+  PRIORITY_CONNECTIONS,
+  poolConfig,
+  sessionSettingsSource,
+} from './pool-config';
 import { queryPool, type Queryable } from './queryable';
 import { ReadReplica, ReplicaReads } from './read-replicas';
 
@@ -14,14 +21,15 @@ import { ReadReplica, ReplicaReads } from './read-replicas';
  * (docs/benchmarks.md). The boundary is checked by ESLint (eslint.config.mjs) and by
  * test/serving-boundary.e2e-spec.ts.
  *
- * `query` runs on the primary (DATABASE_URL): what must see the latest write, such as a key
- * revoked a moment ago. `reads` runs on a read replica when DATABASE_READ_URL names some and one is
- * in use (read-replicas.ts), else on the primary: `reads` is then this object itself, at no cost.
+ * `query` runs on the primary (DATABASE_URL), on PRIORITY_CONNECTIONS of its own: what every
+ * request needs before it is attributed to a workspace and must see the latest write (the key
+ * lookup: a key revoked a moment ago), and the readiness ping. `reads` runs on a read replica when
+ * DATABASE_READ_URL names some and one is in use (read-replicas.ts), else on the primary's `pool`.
  *
  * `forWorkspace` is how a workspace's request reads: `reads`, in the workspace's turn of the fair
- * queue (fair-queue.ts), which hands out POOL_SIZE connections per read pool. Unattributed
- * statements (`query`: the key lookup, the readiness ping) do not queue there, and the pools keep
- * PRIORITY_CONNECTIONS beyond the queue's seats for them (pool-config.ts).
+ * queue (fair-queue.ts), which hands out POOL_SIZE seats per read pool, one per connection of it.
+ * The two never share a connection: a seat taken is a connection free, never a place in a pool's
+ * queue behind a burst of key lookups.
  */
 /*
  * The fair queue's hard bound on waiting statements, whatever the deadline's estimate allows: 20
@@ -46,34 +54,45 @@ const SEAT_SHARE_PER_WORKSPACE = 0.3;
 export class Database implements Queryable, OnModuleInit, OnModuleDestroy {
   private static readonly logger = new Logger('Database');
 
+  /** The primary's POOL_SIZE connections: the workspaces' reads, Prisma (the admin tool). */
   readonly pool: Pool;
+  /** The primary's PRIORITY_CONNECTIONS: `query`. */
+  readonly priorityPool: Pool;
   readonly reads: Queryable;
   /** The replicas' checks and routing; undefined without DATABASE_READ_URL. */
   readonly replicaReads: ReplicaReads | undefined;
-
-  /** How many statements may wait for a connection (pool-config.ts); a test may raise it. */
-  maxWaiting = MAX_WAITING;
 
   /** The workspaces' turns at the read pools' connections. */
   readonly fairQueue: FairQueue;
 
   constructor(environment: Environment) {
     const settings = sessionSettingsSource(environment.DATABASE_POOLER);
-    this.pool = new Pool(poolConfig(environment.DATABASE_URL, settings));
-    // A connection that dies while idle (a restart, an administrator's termination) is dropped
-    // by the pool and reported here; without a listener the event would end the process.
-    this.pool.on('error', (error) =>
-      Database.logger.warn(`Idle connection lost: ${error.message}`),
+    this.pool = new Pool(poolConfig(environment.DATABASE_URL, settings, POOL_SIZE));
+    this.priorityPool = new Pool(
+      poolConfig(environment.DATABASE_URL, settings, PRIORITY_CONNECTIONS),
     );
+    for (const pool of [this.pool, this.priorityPool]) {
+      handleConnectionErrors(pool, (error) =>
+        Database.logger.warn(`Idle connection lost: ${error.message}`),
+      );
+    }
+    const primaryReads: Queryable = {
+      query: <T extends QueryResultRow>(sql: string, values: unknown[]) =>
+        queryPool<T>(this.pool, MAX_WAITING, sql, values),
+    };
     const readUrls = environment.DATABASE_READ_URL?.split(',') ?? [];
     if (readUrls.length > 0) {
       const replicas = readUrls.map(
-        (url, index) =>
-          new ReadReplica(`replica ${index + 1}`, url, settings, () => this.maxWaiting),
+        (url, index) => new ReadReplica(`replica ${index + 1}`, url, settings),
       );
-      this.replicaReads = new ReplicaReads(this, replicas, environment.READ_REPLICA_MAX_LAG_MS);
+      this.replicaReads = new ReplicaReads(
+        primaryReads,
+        this,
+        replicas,
+        environment.READ_REPLICA_MAX_LAG_MS,
+      );
     }
-    this.reads = this.replicaReads ?? this;
+    this.reads = this.replicaReads ?? primaryReads;
     // One seat per connection of the pools that serve reads: each replica's, or the primary's.
     const seats = POOL_SIZE * Math.max(1, readUrls.length);
     this.fairQueue = new FairQueue({
@@ -92,9 +111,9 @@ export class Database implements Queryable, OnModuleInit, OnModuleDestroy {
     };
   }
 
-  /** One statement on the primary (queryable.ts). */
+  /** One statement on the primary's priority connections (queryable.ts). */
   query<T extends QueryResultRow>(sql: string, values: unknown[]): Promise<T[]> {
-    return queryPool<T>(this.pool, this.maxWaiting, sql, values);
+    return queryPool<T>(this.priorityPool, MAX_WAITING, sql, values);
   }
 
   onModuleInit(): void {
@@ -103,7 +122,8 @@ export class Database implements Queryable, OnModuleInit, OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     this.replicaReads?.stop();
-    const pools = [this.pool, ...(this.replicaReads?.replicas ?? []).map((r) => r.pool)];
+    const replicas = (this.replicaReads?.replicas ?? []).map((replica) => replica.pool);
+    const pools = [this.pool, this.priorityPool, ...replicas];
     await Promise.all(pools.filter((pool) => !pool.ended).map((pool) => pool.end()));
   }
 }

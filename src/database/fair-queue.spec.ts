@@ -8,10 +8,16 @@ function statement() {
 }
 
 /** A queue on a clock the test moves, and a log of the order in which statements started. */
-function setup(options: { seats: number; deadlineMs?: number; maxWaiting?: number }) {
+function setup(options: {
+  seats: number;
+  seatsPerFlow?: number;
+  deadlineMs?: number;
+  maxWaiting?: number;
+}) {
   let now = 0;
   const queue = new FairQueue({
     seats: options.seats,
+    seatsPerFlow: options.seatsPerFlow,
     deadlineMs: options.deadlineMs ?? 60_000,
     maxWaiting: options.maxWaiting ?? 1_000,
     initialServiceMs: 10,
@@ -100,6 +106,51 @@ describe('FairQueue', () => {
     expect(queue.waiting).toBe(10);
   });
 
+  it("prices each flow's backlog at its own measured cost, not at the average statement", async () => {
+    // The service's shape: 10 seats, 3 per flow, a 5 s deadline. Nineteen light workspaces were
+    // served a page each (10 ms), then a heavy one 20 pages in a row (300 ms): the average statement
+    // is now about 200 ms, while a light workspace's is still 10 ms.
+    const { outcomes, submit, finish } = setup({ seats: 10, seatsPerFlow: 3, deadlineMs: 5_000 });
+    const light = Array.from({ length: 19 }, (_, i) => `light-${i}`);
+    for (const flow of light) {
+      const done = submit(flow, `${flow}-warm`);
+      await finish(`${flow}-warm`, 10);
+      await done;
+    }
+    for (let i = 0; i < 20; i++) {
+      const done = submit('heavy', `heavy-warm-${i}`);
+      await finish(`heavy-warm-${i}`, 300);
+      await done;
+    }
+    // All twenty at their in-flight limit at once: the heavy one's 20 pages (3 run, 17 wait: 1.7 s
+    // through its 3 seats) and 19 x 17 light pages behind 7 running (3.2 s of statements over 10
+    // seats). Everything drains in under a second; priced at the average, 6.8 s, past the deadline.
+    for (let i = 0; i < 20; i++) void submit('heavy', `heavy-${i}`);
+    for (const flow of light) for (let i = 0; i < 17; i++) void submit(flow, `${flow}-${i}`);
+    await flush();
+    expect([...outcomes.values()].filter((outcome) => outcome === 'shed')).toEqual([]);
+  });
+
+  it("sheds a flow whose own backlog would not drain through its share, and that flow's only", async () => {
+    const { queue, outcomes, submit, finish } = setup({
+      seats: 10,
+      seatsPerFlow: 2,
+      deadlineMs: 1_000,
+    });
+    const warm = submit('slow', 'slow-warm');
+    await finish('slow-warm', 200);
+    await warm;
+    // 200 ms a statement through 2 seats: 10 may wait; 20 statements leave 18 waiting.
+    for (let i = 0; i < 20; i++) void submit('slow', `slow-${i}`);
+    for (let i = 0; i < 8; i++) void submit('other', `other-${i}`);
+    await flush();
+    const shed = [...outcomes].filter(([, outcome]) => outcome === 'shed').map(([name]) => name);
+    // Each newcomer past the 10 is its own flow's newest, refused as it comes; the other flow's 8
+    // (2 running, 6 waiting, not measured yet) wait their turn, though seats stay free.
+    expect(shed).toEqual(Array.from({ length: 8 }, (_, i) => `slow-${12 + i}`));
+    expect(queue.waiting).toBe(10 + 6);
+  });
+
   it('sheds more once statements run longer than the estimate (a database that stalls)', async () => {
     const { queue, outcomes, submit, tick } = setup({ seats: 1, deadlineMs: 100 });
     void submit('a', 'a-0');
@@ -142,6 +193,27 @@ describe('FairQueue', () => {
     await expect(failing.run('a', () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect(failing.busy).toBe(0);
     await expect(failing.run('a', () => Promise.resolve(1))).resolves.toBe(1);
+  });
+});
+
+describe('FairQueue.othersAskedWithin', () => {
+  it('tells a flow whether another flow asked for a seat lately, never counting its own asks', async () => {
+    const { queue, submit, finish, tick } = setup({ seats: 2 });
+    expect(queue.othersAskedWithin('stream', 1_000)).toBe(false);
+    void submit('stream', 'stream-0');
+    await flush();
+    expect(queue.othersAskedWithin('stream', 1_000)).toBe(false);
+    void submit('quiet', 'quiet-0');
+    await flush();
+    expect(queue.othersAskedWithin('stream', 1_000)).toBe(true);
+    expect(queue.othersAskedWithin('quiet', 1_000)).toBe(true);
+    await finish('quiet-0', 500);
+    expect(queue.othersAskedWithin('stream', 1_000)).toBe(true);
+    tick(501);
+    // The quiet flow asked 1,001 ms ago: the stream may take its seats again.
+    expect(queue.othersAskedWithin('stream', 1_000)).toBe(false);
+    expect(queue.othersAskedWithin('stream', 5_000)).toBe(true);
+    await finish('stream-0');
   });
 });
 

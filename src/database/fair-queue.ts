@@ -1,3 +1,8 @@
+import { SpanStatusCode, trace } from '@opentelemetry/api';
+
+// Spans of the fair queue's waits; a no-op tracer while tracing is off (src/tracing).
+const tracer = trace.getTracer('visitor-read-api');
+
 /**
  * A statement refused without waiting: the backlog ahead of it could not drain within the queue's
  * deadline, or it waited that long (database-errors.ts maps it to a 503, `Retry-After: 1`).
@@ -50,12 +55,23 @@ interface Flow {
   id: string;
   waiting: Waiter[];
   running: number;
+  /** The sum of its running statements' start times: their mean age without a list of them. */
+  startedAtSum: number;
   /** Measured service time charged to it, in ms, on a scale shared by the active flows. */
   served: number;
+  /** What one of its statements takes, in ms, as measured; undefined until one has ended. */
+  costMs: number | undefined;
 }
 
-// The estimate of a statement's time follows the last ~20 measurements.
+// The estimates of a statement's time follow the last ~20 measurements.
 const SMOOTHING = 0.05;
+// A flow's cost is remembered this long after its last statement, so that a workspace whose
+// requests come in waves is priced at its own cost from the first statement of the next wave; at
+// most MAX_REMEMBERED_COSTS of them (the oldest go first).
+const COST_MEMORY_MS = 60_000;
+const MAX_REMEMBERED_COSTS = 10_000;
+// How far back `othersAskedWithin` can look.
+const ASKED_MEMORY_MS = 10_000;
 // While statements wait, the backlog is weighed again this often: a database that stalls makes the
 // estimate grow with no new arrival, and the waiters that can no longer be served in time are
 // refused then rather than at their deadline.
@@ -73,18 +89,29 @@ const RECHECK_MS = 100;
  * - **A share per flow.** One flow holds at most `seatsPerFlow` seats at once; what waits beyond
  *   that waits even with seats free, which stay for the other flows.
  * - **Bounded by time, heaviest shed first.** The backlog is kept small enough to drain within
- *   `deadlineMs` at the measured service rate (seats / time per statement; a flow's own backlog
- *   through its share only). A statement that would push it past that is admitted, and the flow
+ *   `deadlineMs`, each waiting statement priced at its own flow's measured cost: all of them
+ *   through every seat, and each flow's own through its share of the seats. A page of 5 companies
+ *   is priced as one, not as the average statement, which pages of 200 with their contacts
+ *   dominate. A statement that would push the backlog past the deadline is admitted, and the flow
  *   with the most in flight (running and waiting) loses its newest waiter, refused at once with
- *   OverloadedError: the newcomer itself when its flow is the heaviest. A statement that still
- *   waits at the deadline (the estimate was wrong: the database slowed down) is refused then.
- * - **No flow labels.** Flows live only while they have work; the queue keeps nothing per
- *   workspace beyond that.
+ *   OverloadedError: the newcomer itself when its flow is the heaviest. A flow whose own backlog
+ *   would not drain through its share loses its newest waiters the same way. A statement that
+ *   still waits at the deadline (the estimate was wrong: the database slowed down) is refused then.
+ * - **Estimates that notice a stall.** A flow's statements running longer than its cost are
+ *   evidence the cost is stale: the mean age of its running statements is a lower bound of their
+ *   time. A flow not measured yet is priced at the average statement, or at the mean age of every
+ *   running statement when that is longer (a database that stalls for every workspace).
+ * - **No flow labels.** Flows live only while they have work, and a flow's measured cost a minute
+ *   after (a bounded number of them); nothing else is kept per workspace.
  */
 export class FairQueue {
   readonly seats: number;
   readonly seatsPerFlow: number;
   private readonly flows = new Map<string, Flow>();
+  /** Measured costs of flows that went idle, by flow id, oldest first. */
+  private readonly rememberedCosts = new Map<string, { costMs: number; at: number }>();
+  /** When each flow last asked for a seat, least recent first (ASKED_MEMORY_MS of them). */
+  private readonly lastAsked = new Map<string, number>();
   private running = 0;
   /** The sum of the running statements' start times: their mean age without a list of them. */
   private startedAtSum = 0;
@@ -111,17 +138,46 @@ export class FairQueue {
     return this.waitingCount;
   }
 
-  /** The estimate of one statement's time, in ms, that the shedding uses. */
-  private get estimatedServiceMs(): number {
-    // A statement running longer than the average is evidence the average is stale (a database
-    // that stalled): the mean age of the running ones is a lower bound of their time.
+  /**
+   * The estimate of one statement's time, in ms, for a flow not measured yet: the average
+   * statement, or the mean age of the running ones when that is longer (a database that stalled).
+   */
+  private get unmeasuredCostMs(): number {
     if (this.running === 0) return this.serviceMs;
-    const meanAge = this.now() - this.startedAtSum / this.running;
-    return Math.max(this.serviceMs, meanAge);
+    return Math.max(this.serviceMs, this.now() - this.startedAtSum / this.running);
+  }
+
+  /** The estimate of one of the flow's statements, in ms, that the shedding uses. */
+  private costOf(flow: Flow, unmeasuredMs: number): number {
+    if (flow.costMs === undefined) return unmeasuredMs;
+    if (flow.running === 0) return flow.costMs;
+    return Math.max(flow.costMs, this.now() - flow.startedAtSum / flow.running);
+  }
+
+  /**
+   * True when a flow other than `flowId` has asked for a seat within the last `withinMs` (at most
+   * ASKED_MEMORY_MS): a flow that could take more seats than it needs (a change stream reading
+   * ahead) leaves them to its neighbours' statements then.
+   */
+  othersAskedWithin(flowId: string, withinMs: number): boolean {
+    const now = this.now();
+    for (const [id, at] of this.lastAsked) {
+      if (now - at > ASKED_MEMORY_MS) this.lastAsked.delete(id);
+      else if (id !== flowId && now - at <= withinMs) return true;
+    }
+    return false;
   }
 
   /** Runs `task` on a seat, in `flowId`'s turn; rejects with OverloadedError when shed. */
   async run<T>(flowId: string, task: () => Promise<T>): Promise<T> {
+    const askedAt = this.now();
+    // The wait for a seat, as a span of the request's trace when tracing is on (a no-op otherwise):
+    // the statement's own span follows it.
+    const span = tracer.startSpan('fair queue wait', {
+      attributes: { 'visitor_api.workspace.id': flowId },
+    });
+    this.lastAsked.delete(flowId);
+    this.lastAsked.set(flowId, askedAt);
     const flow = this.flowOf(flowId);
     let seat: Seat;
     // A seat free and no statement that may take it waiting (dispatch gives every free seat to a
@@ -130,8 +186,16 @@ export class FairQueue {
       seat = this.take(flow);
       this.observer?.waited(0);
     } else {
-      seat = await this.enqueue(flow);
+      try {
+        seat = await this.enqueue(flow);
+      } catch (error) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+        span.end();
+        throw error;
+      }
     }
+    span.setAttribute('visitor_api.queue.waited_ms', seat.startedAt - askedAt);
+    span.end();
     try {
       return await task();
     } finally {
@@ -149,7 +213,15 @@ export class FairQueue {
       for (const other of this.flows.values()) {
         least = Math.min(least, other.served - other.running * this.serviceMs);
       }
-      flow = { id, waiting: [], running: 0, served: least === Infinity ? 0 : least };
+      flow = {
+        id,
+        waiting: [],
+        running: 0,
+        startedAtSum: 0,
+        served: least === Infinity ? 0 : least,
+        costMs: this.rememberedCosts.get(id)?.costMs,
+      };
+      this.rememberedCosts.delete(id);
       this.flows.set(id, flow);
     }
     return flow;
@@ -181,21 +253,27 @@ export class FairQueue {
 
   /** Refuses the newest waiters of the heaviest flows until the backlog drains in time. */
   private shed(): void {
+    const { deadlineMs, maxWaiting } = this.options;
     for (;;) {
       const heaviest = this.heaviestWaitingFlow();
       if (heaviest === undefined) return;
-      const serviceMs = this.estimatedServiceMs;
-      const tooMany =
-        this.waitingCount > this.options.maxWaiting ||
-        (this.waitingCount * serviceMs) / this.seats > this.options.deadlineMs ||
+      // What each waiting flow's backlog takes through one seat, and all of them together.
+      const unmeasuredMs = this.unmeasuredCostMs;
+      let backlogMs = 0;
+      let overShare: Flow | undefined;
+      for (const flow of this.flows.values()) {
+        if (flow.waiting.length === 0) continue;
+        const flowBacklogMs = flow.waiting.length * this.costOf(flow, unmeasuredMs);
+        backlogMs += flowBacklogMs;
         // A flow's own backlog drains through its share of the seats only.
-        (heaviest.waiting.length * serviceMs) / this.seatsPerFlow > this.options.deadlineMs;
-      if (!tooMany) return;
-      const waiter = heaviest.waiting.at(-1)!;
+        if (flowBacklogMs / this.seatsPerFlow > deadlineMs) overShare ??= flow;
+      }
+      const tooMany = this.waitingCount > maxWaiting || backlogMs / this.seats > deadlineMs;
+      const victim = tooMany ? heaviest : overShare;
+      if (victim === undefined) return;
+      const waiter = victim.waiting.at(-1)!;
       this.remove(waiter);
-      waiter.reject(
-        new OverloadedError(`the backlog would not drain within ${this.options.deadlineMs} ms`),
-      );
+      waiter.reject(new OverloadedError(`the backlog would not drain within ${deadlineMs} ms`));
     }
   }
 
@@ -234,12 +312,14 @@ export class FairQueue {
   private take(flow: Flow): Seat {
     const startedAt = this.now();
     this.startedAtSum += startedAt;
+    flow.startedAtSum += startedAt;
     this.running++;
     flow.running++;
     // Charged now with the estimate, corrected with the measurement when it ends: a flow cannot
     // take every seat at once just because none of its statements has finished yet.
-    flow.served += this.serviceMs;
-    return { startedAt, charged: this.serviceMs };
+    const charged = flow.costMs ?? this.serviceMs;
+    flow.served += charged;
+    return { startedAt, charged };
   }
 
   private finish(flow: Flow, { startedAt, charged }: Seat): void {
@@ -247,8 +327,11 @@ export class FairQueue {
     this.running--;
     flow.running--;
     this.startedAtSum -= startedAt;
+    flow.startedAtSum -= startedAt;
     flow.served += tookMs - charged;
     this.serviceMs += SMOOTHING * (tookMs - this.serviceMs);
+    flow.costMs =
+      flow.costMs === undefined ? tookMs : flow.costMs + SMOOTHING * (tookMs - flow.costMs);
     this.forgetIfIdle(flow);
     this.dispatch();
   }
@@ -272,6 +355,15 @@ export class FairQueue {
   }
 
   private forgetIfIdle(flow: Flow): void {
-    if (flow.running === 0 && flow.waiting.length === 0) this.flows.delete(flow.id);
+    if (flow.running > 0 || flow.waiting.length > 0) return;
+    this.flows.delete(flow.id);
+    if (flow.costMs === undefined) return;
+    const now = this.now();
+    this.rememberedCosts.set(flow.id, { costMs: flow.costMs, at: now });
+    // Oldest first: forget those past the memory, and the oldest beyond the bound.
+    for (const [id, { at }] of this.rememberedCosts) {
+      if (now - at <= COST_MEMORY_MS && this.rememberedCosts.size <= MAX_REMEMBERED_COSTS) break;
+      this.rememberedCosts.delete(id);
+    }
   }
 }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { migrationDatabaseUrl } from '../config/environment';
+import { isMissingDatabase, missingDatabase } from './database-errors';
 import { applyMigrations } from './migrator';
 
 // `npm run db:migrate`: runs as dist/database/migrate.js, so the project root is two levels up.
@@ -8,12 +9,21 @@ import { applyMigrations } from './migrator';
 // transactions, which a pooler in transaction mode (PgBouncer) would hand to another client's
 // connection; the migrations need a direct connection to the server.
 async function main(): Promise<void> {
+  const inEnvironment = new Set(Object.keys(process.env));
   if (existsSync('.env')) process.loadEnvFile('.env');
-  await applyMigrations({
-    databaseUrl: migrationDatabaseUrl(process.env),
-    migrationsDir: join(__dirname, '..', '..', 'prisma', 'migrations'),
-    log: (line) => console.log(line),
-  });
+  const variable = process.env.DATABASE_MIGRATION_URL ? 'DATABASE_MIGRATION_URL' : 'DATABASE_URL';
+  const source = inEnvironment.has(variable) ? 'the environment' : '.env';
+  const databaseUrl = migrationDatabaseUrl(process.env);
+  try {
+    await applyMigrations({
+      databaseUrl,
+      migrationsDir: join(__dirname, '..', '..', 'prisma', 'migrations'),
+      log: (line) => console.log(line),
+    });
+  } catch (error) {
+    if (!isMissingDatabase(error)) throw error;
+    throw new Error(missingDatabase(databaseUrl, { variable, source }));
+  }
 }
 
 main().catch((error: unknown) => {

@@ -1,34 +1,29 @@
-import type { PoolConfig } from 'pg';
+import type { Pool, PoolConfig } from 'pg';
 
 /*
  * How long a request may wait for the database, and how many may wait at once (README, "When the
  * database fails"; docs/api.md, 503).
  *
- * - POOL_SIZE connections per pool for the workspaces' statements (node-postgres's default,
+ * - POOL_SIZE connections in the pool of the workspaces' statements (node-postgres's default,
  *   stated): PostgreSQL serves a few connections per core best, and every instance of the service
  *   has its own pools. Those statements wait for one in the fair queue (fair-queue.ts, database.ts),
- *   which hands out at most POOL_SIZE at once and bounds their wait by QUEUE_DEADLINE_MS; the pool's
- *   own FIFO queue then holds only the unattributed statements (the key lookups, the readiness ping)
- *   and, for a moment, a statement that the fair queue admitted while those held a connection.
+ *   which hands out exactly POOL_SIZE seats, one per connection, and bounds their wait by
+ *   QUEUE_DEADLINE_MS; a statement holding a seat never waits in the pool's own queue.
+ * - PRIORITY_CONNECTIONS in a pool of their own for what every request needs before it is
+ *   attributed to a workspace (the key lookup, its lastUsedAt write) and the readiness ping: they
+ *   never wait behind the workspaces' statements, nor these behind them.
  * - CONNECTION_WAIT_MS: the longest a statement waits in a pool's queue for a connection, whether
  *   behind the busy ones or opening a new one. A key lookup takes well under a millisecond, and a
  *   new connection opens in a few ms on a local network: a statement that still has none after a
  *   second is behind a database that is stuck, and waiting longer only holds the client.
  * - MAX_WAITING statements may wait in a pool's queue at once; the next one is refused at once. Key
- *   lookups of under a millisecond on PRIORITY_CONNECTIONS or more drain 1,000 in a fraction of
- *   CONNECTION_WAIT_MS; the bound keeps memory and timers bounded under a flood. (It was 100 when
- *   the pool's queue was also the list statements' one: a burst of one workspace's key lookups then
- *   filled it, and another workspace's key lookup was refused with 503.)
+ *   lookups of under a millisecond on PRIORITY_CONNECTIONS drain 1,000 in a fraction of
+ *   CONNECTION_WAIT_MS; the bound keeps memory and timers bounded under a flood.
  * - STATEMENT_TIMEOUT_MS: the longest a statement runs (the slowest serving statement, a deep page
  *   of a million-company workspace under load, takes about 300 ms).
  */
 export const POOL_SIZE = 10;
-/**
- * Connections of each pool beyond POOL_SIZE: the serving statements of workspaces take at most
- * POOL_SIZE at once (the fair queue's seats, database.ts), so these are always there for what every
- * request needs before it is attributed to a workspace: the key lookup and its lastUsedAt write, and
- * the readiness ping. A key check never waits behind list statements.
- */
+/** The connections of the key lookups and the readiness ping (see above). */
 export const PRIORITY_CONNECTIONS = 2;
 export const CONNECTION_WAIT_MS = 1_000;
 export const MAX_WAITING = 1_000;
@@ -78,16 +73,17 @@ export function startupOptions(): string {
 }
 
 /**
- * The pool's settings. The benchmark's bare server uses them too, to be configured alike; this file
- * imports nothing else, so that it does not load Nest or Prisma there.
+ * A pool's settings, for `size` connections. The benchmark's bare server uses them too, to be
+ * configured alike; this file imports nothing else, so that it does not load Nest or Prisma there.
  */
 export function poolConfig(
   connectionString: string,
   settings: SessionSettingsSource = 'startup',
+  size = POOL_SIZE,
 ): PoolConfig {
   return {
     connectionString,
-    max: POOL_SIZE + PRIORITY_CONNECTIONS,
+    max: size,
     // Bounded waits, so that a database that is down, stuck or overloaded gives a 503 within a
     // second or a few rather than requests that hang (the queue's bound is Database's).
     connectionTimeoutMillis: CONNECTION_WAIT_MS,
@@ -96,4 +92,18 @@ export function poolConfig(
       options: startupOptions(),
     }),
   };
+}
+
+const ignore = () => undefined;
+
+/**
+ * The error events of a pool's connections, which with no listener end the process. One that dies
+ * while idle (a restart, an administrator's terminate) is dropped by the pool and passed to
+ * `report`. One that dies while checked out (between two statements of a transaction) emits on its
+ * client; the statement under way, or the next, fails with the same error, which its caller
+ * handles, so the event itself is ignored.
+ */
+export function handleConnectionErrors(pool: Pool, report: (error: Error) => void): void {
+  pool.on('error', report);
+  pool.on('connect', (client) => client.on('error', ignore));
 }

@@ -1,7 +1,13 @@
 import { Logger } from '@nestjs/common';
 import { Pool, type QueryResultRow } from 'pg';
 import { isDatabaseUnavailable, isPoolSaturated } from './database-errors';
-import { poolConfig, type SessionSettingsSource } from './pool-config';
+import {
+  handleConnectionErrors,
+  MAX_WAITING,
+  POOL_SIZE,
+  poolConfig,
+  type SessionSettingsSource,
+} from './pool-config';
 import { queryPool, type Queryable } from './queryable';
 
 /*
@@ -47,16 +53,16 @@ export class ReadReplica implements Queryable {
     readonly name: string,
     url: string,
     settings: SessionSettingsSource,
-    private readonly maxWaiting: () => number,
   ) {
-    this.pool = new Pool(poolConfig(url, settings));
-    this.pool.on('error', (error) =>
+    // The fair queue's POOL_SIZE seats, and one connection for the checks beside them.
+    this.pool = new Pool(poolConfig(url, settings, POOL_SIZE + 1));
+    handleConnectionErrors(this.pool, (error) =>
       ReadReplica.logger.warn(`${name}: idle connection lost: ${error.message}`),
     );
   }
 
   query<T extends QueryResultRow>(sql: string, values: unknown[]): Promise<T[]> {
-    return queryPool<T>(this.pool, this.maxWaiting(), sql, values);
+    return queryPool<T>(this.pool, MAX_WAITING, sql, values);
   }
 
   /**
@@ -122,8 +128,13 @@ export class ReplicaReads implements Queryable {
   private checking: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
 
+  /**
+   * `primary` serves the reads when no replica may (the primary's pool of the workspaces'
+   * statements); `primaryChecks` samples its WAL position (the primary's priority connections).
+   */
   constructor(
     private readonly primary: Queryable,
+    private readonly primaryChecks: Queryable,
     readonly replicas: ReadReplica[],
     private readonly maxLagMs: number,
   ) {}
@@ -164,7 +175,7 @@ export class ReplicaReads implements Queryable {
     const now = Date.now();
     try {
       const [row] = await withTimeout(
-        this.primary.query<{ lsn: string }>(
+        this.primaryChecks.query<{ lsn: string }>(
           `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS lsn`,
           [],
         ),

@@ -7,6 +7,7 @@ import { AppModule } from '../app.module';
 import { APP_OPTIONS, configureApp, createHttpAdapter } from '../app.setup';
 import { runAdmin } from '../cli/run-admin';
 import { Environment } from '../config/environment';
+import { isMissingDatabase, missingDatabase } from '../database/database-errors';
 import { applyMigrations } from '../database/migrator';
 import { AppLogger } from '../logging/app-logger';
 import { listen } from '../server/listen';
@@ -56,7 +57,8 @@ async function demo(): Promise<void> {
 The API is listening on http://localhost:${PORT}${embedded ? ' (embedded PostgreSQL)' : ''}.
 Demo workspace key (shown once): ${key}
 
-  curl -s -H "Authorization: Bearer ${key}" "http://localhost:${PORT}/v1/companies?limit=2"
+  export KEY=${key}
+  curl -s -H "Authorization: Bearer $KEY" "http://localhost:${PORT}/v1/companies?limit=2"
 
 The admin tool on this demo's database (keys, import, webhooks), from another terminal here:
 
@@ -64,8 +66,15 @@ ${adminToolLines(embedded?.url, generatedSecret)}
 Stop with Ctrl-C.`);
   } catch (error) {
     await embedded?.stop();
-    if (!embedded && codeOf(error) === UNDEFINED_DATABASE) {
-      throw new Error(missingDatabase(process.env.DATABASE_URL ?? '', source));
+    if (!embedded && isMissingDatabase(error)) {
+      throw new Error(
+        missingDatabase(process.env.DATABASE_URL ?? '', {
+          variable: 'DATABASE_URL',
+          source,
+          otherwise:
+            'unset DATABASE_URL (remove it from .env) to run the demo on an embedded PostgreSQL',
+        }),
+      );
     }
     throw error;
   }
@@ -84,25 +93,6 @@ function adminToolLines(embeddedUrl: string | undefined, generatedSecret: string
     ? `  export API_KEY_SECRET='${generatedSecret}'`
     : '  # API_KEY_SECRET: the one this demo runs with (yours)';
   return `${database}\n${secret}\n  npm run -s admin -- workspace list\n`;
-}
-
-// invalid_catalog_name: the database that the URL names does not exist on the server.
-const UNDEFINED_DATABASE = '3D000';
-
-function codeOf(error: unknown): unknown {
-  return error && typeof error === 'object' ? (error as { code?: unknown }).code : undefined;
-}
-
-/** One sentence: which URL, from where, and the two ways on (`cp .env.example .env` leads here). */
-function missingDatabase(url: string, source: string): string {
-  const parsed = new URL(url);
-  const name = decodeURIComponent(parsed.pathname.slice(1));
-  return (
-    `DATABASE_URL (from ${source}) names the database "${name}", which does not exist on ` +
-    `${parsed.host}: create it (\`createdb -h ${parsed.hostname} -p ${parsed.port || 5432} ` +
-    `-U ${decodeURIComponent(parsed.username) || 'postgres'} ${name}\`), or unset DATABASE_URL ` +
-    '(remove it from .env) to run the demo on an embedded PostgreSQL'
-  );
 }
 
 async function seedDemoWorkspace(): Promise<string> {

@@ -19,7 +19,7 @@ import {
 } from '../database/database-errors';
 import { NotModifiedException } from './conditional-requests';
 import { markRefusal } from '../logging/refusal-reason';
-import { InFlightLimitException } from './refusals';
+import { LimitRefusal } from './refusals';
 import type { ErrorEnvelopeDto } from './error-envelope.dto';
 
 // Fixed texts: an error body never echoes internals, SQL, or the caller's input.
@@ -50,14 +50,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const status = this.statusOf(exception);
 
     if (status === HttpStatus.UNAUTHORIZED) response.setHeader('WWW-Authenticate', 'Bearer');
-    if (status === HttpStatus.TOO_MANY_REQUESTS) {
-      const inFlight = exception instanceof InFlightLimitException;
-      markRefusal(response, inFlight ? 'in_flight_limit' : 'rate_limit');
-    }
+    if (exception instanceof LimitRefusal) markRefusal(response, exception.reason);
+    else if (status === HttpStatus.TOO_MANY_REQUESTS) markRefusal(response, 'rate_limit');
     if (status === HttpStatus.INTERNAL_SERVER_ERROR) {
       const text = exception instanceof Error ? (exception.stack ?? exception.message) : exception;
       this.log(request, 'error', typeof text === 'string' ? text : JSON.stringify(text));
-    } else if (status === HttpStatus.SERVICE_UNAVAILABLE) {
+    } else if (status === HttpStatus.SERVICE_UNAVAILABLE && !(exception instanceof LimitRefusal)) {
       const reason = exception instanceof Error ? exception.message : '';
       if (isPoolSaturated(exception)) markRefusal(response, 'overload');
       this.log(request, 'warn', `Database unavailable: ${reason}`);
@@ -65,16 +63,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       response.setHeader('Retry-After', String(retryAfterSeconds(exception)));
     }
 
-    const body: ErrorEnvelopeDto = {
-      statusCode: status,
-      message: this.messageOf(exception, status),
-      error: errorNameOf(status),
-      // The request as received, with key-shaped values replaced however they were encoded: a
-      // key sent in the query string or the path (`?api_key=st_...`) is not repeated back, to a
-      // caller who may not be its owner, nor to whatever logs the response on the way.
-      path: redactApiKeys(request.originalUrl),
-      timestamp: new Date().toISOString(),
-    };
+    const body = errorEnvelope(status, this.messageOf(exception, status), request.originalUrl);
     response.status(status).json(body);
   }
 
@@ -94,7 +83,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   private messageOf(exception: unknown, status: HttpStatus): string | string[] {
     // Written by the service, with nothing of the caller's in it.
-    if (exception instanceof InFlightLimitException) return exception.message;
+    if (exception instanceof LimitRefusal) return exception.message;
     const fixed = MESSAGES[status];
     if (fixed) return fixed;
     // Validation errors carry one message per violated constraint; other HttpExceptions theirs.
@@ -120,6 +109,24 @@ export class AllExceptionsFilter implements ExceptionFilter {
 }
 
 /** `NOT_FOUND`, `TOO_MANY_REQUESTS`: Nest's name of the status, else HTTP's reason in its form. */
+/** The envelope of an error answer to a request for `url` (as received). */
+export function errorEnvelope(
+  status: number,
+  message: string | string[],
+  url: string,
+): ErrorEnvelopeDto {
+  return {
+    statusCode: status,
+    message,
+    error: errorNameOf(status),
+    // The request as received, with key-shaped values replaced however they were encoded: a key
+    // sent in the query string or the path (`?api_key=st_...`) is not repeated back, to a caller
+    // who may not be its owner, nor to whatever logs the response on the way.
+    path: redactApiKeys(url),
+    timestamp: new Date().toISOString(),
+  };
+}
+
 export function errorNameOf(status: number): string {
   // Undefined for a status the enum lacks (431), whatever its index type says.
   const nestName: string | undefined = HttpStatus[status];

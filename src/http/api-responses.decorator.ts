@@ -1,7 +1,22 @@
 import { applyDecorators, type Type } from '@nestjs/common';
 import { ApiHeader, ApiResponse, type HeadersObject, type SchemaObject } from '@nestjs/swagger';
+import { Environment } from '../config/environment';
+import {
+  RETRY_AFTER_SATURATED_SECONDS,
+  RETRY_AFTER_UNAVAILABLE_SECONDS,
+} from '../database/database-errors';
+import { CONNECTION_WAIT_MS, STATEMENT_TIMEOUT_MS } from '../database/pool-config';
 import { ErrorEnvelopeDto } from './error-envelope.dto';
 import { SANE_REQUEST_ID } from './response-headers';
+
+// The limits as the configuration declares their defaults, so that the text cannot drift from them.
+const {
+  RATE_LIMIT_PER_MINUTE: PER_MINUTE,
+  AUTH_FAILURE_LIMIT_PER_MINUTE: AUTH_FAILURES,
+  MAX_IN_FLIGHT_PER_WORKSPACE: IN_FLIGHT,
+  QUEUE_DEADLINE_MS,
+} = new Environment();
+const seconds = (ms: number) => `${ms / 1000} second${ms === 1000 ? '' : 's'}`;
 
 // The headers of the contract, as the document states them. `required: true` means that every
 // response of that status carries the header: the e2e suite checks exactly that (test/support).
@@ -60,9 +75,10 @@ const IETF_RATE_LIMIT = (required: boolean): HeadersObject => ({
   'RateLimit-Policy': {
     required,
     description:
-      'The limits that apply, as the IETF draft writes them: `"in-flight";q=20;' +
+      `The limits that apply, as the IETF draft writes them: \`"in-flight";q=${IN_FLIGHT};` +
       'qu="concurrent-requests"` (the workspace\'s requests in progress on the instance) and ' +
-      '`"per-minute";q=120;w=60` (the key\'s budget); `"auth-failures";q=300;w=60` on the 429 of ' +
+      `\`"per-minute";q=${PER_MINUTE};w=60\` (the key's budget); ` +
+      `\`"auth-failures";q=${AUTH_FAILURES};w=60\` on the 429 of ` +
       'an address past its failed authentications.',
     schema: list(POLICY_MEMBER),
   },
@@ -119,8 +135,9 @@ const RETRY_AFTER_UNAVAILABLE: HeadersObject = {
   'Retry-After': {
     required: true,
     description:
-      'Whole seconds to wait before retrying: 1 when the service sheds load (its backlog would ' +
-      'not be served within 5 seconds), 5 when the database is unreachable, restarting or too slow.',
+      `Whole seconds to wait before retrying: ${RETRY_AFTER_SATURATED_SECONDS} when the service ` +
+      `sheds load (its backlog would not be served within ${seconds(QUEUE_DEADLINE_MS)}), ` +
+      `${RETRY_AFTER_UNAVAILABLE_SECONDS} when the database is unreachable, restarting or too slow.`,
     schema: integer(1),
   },
 };
@@ -154,6 +171,11 @@ const errorExample = (
   timestamp: '2026-03-01T09:30:00.000Z',
 });
 
+/** A 200 of newline-delimited JSON: `line` is the schema of each line. */
+export interface NdjsonOk {
+  ndjson: SchemaObject;
+}
+
 /** Statuses only some operations answer. */
 export interface ExtraResponses {
   /** The single-item reads: an id that is not an item of the key's workspace. */
@@ -162,6 +184,8 @@ export interface ExtraResponses {
   gone?: boolean;
   /** What a key must be allowed to read here: a restricted key without it gets 403 (documented). */
   scopes?: readonly string[];
+  /** The change streams: their own limits (a 429 and a 503 more). */
+  streamLimits?: { perWorkspace: number; retryAfterSeconds: number };
 }
 
 /**
@@ -169,11 +193,12 @@ export interface ExtraResponses {
  * the envelope. All of them follow the authentication and rate-limit rules of the contract.
  */
 export function ApiContractResponses(
-  ok: Type<unknown>,
+  ok: Type<unknown> | NdjsonOk,
   okDescription: string,
   extra: ExtraResponses = {},
 ): MethodDecorator {
   const extraResponses: MethodDecorator[] = [];
+  const streamed = 'ndjson' in ok;
   if (extra.scopes) {
     const needed = extra.scopes.map((scope) => `\`${scope}\``).join(' and ');
     extraResponses.push(
@@ -232,36 +257,51 @@ export function ApiContractResponses(
         'refused.',
       schema: { type: 'string' },
     }),
-    ApiHeader({
-      name: 'If-None-Match',
-      required: false,
-      description:
-        'The `ETag` of an earlier 200 of the same request (or several, comma-separated, or `*`): ' +
-        'a 304 without body while the body would still be the same. A 304 is not counted ' +
-        'against the per-minute limit.',
-      schema: { type: 'string' },
-    }),
-    ApiResponse({
-      status: 200,
-      description: okDescription,
-      type: ok,
-      headers: { ...ETAG, ...KEYED_ANSWER(true) },
-    }),
-    ApiResponse({
-      status: 304,
-      description:
-        '`If-None-Match` names the current `ETag`: the body would be the same, and is not sent. ' +
-        'Not counted against the per-minute limit (its hit is given back: the rate-limit headers ' +
-        'say so).',
-      headers: { ...ETAG, ...KEYED_ANSWER(true) },
-    }),
+    ...(streamed
+      ? [
+          ApiResponse({
+            status: 200,
+            description: okDescription,
+            content: { 'application/x-ndjson': { schema: ok.ndjson } },
+            headers: KEYED_ANSWER(true),
+          }),
+        ]
+      : [
+          ApiHeader({
+            name: 'If-None-Match',
+            required: false,
+            description:
+              'The `ETag` of an earlier 200 of the same request (or several, comma-separated, or ' +
+              '`*`): a 304 without body while the body would still be the same. A 304 is not ' +
+              'counted against the per-minute limit.',
+            schema: { type: 'string' },
+          }),
+          ApiResponse({
+            status: 200,
+            description: okDescription,
+            type: ok,
+            headers: { ...ETAG, ...KEYED_ANSWER(true) },
+          }),
+          ApiResponse({
+            status: 304,
+            description:
+              '`If-None-Match` names the current `ETag`: the body would be the same, and is not ' +
+              'sent. Not counted against the per-minute limit (its hit is given back: the ' +
+              'rate-limit headers say so).',
+            headers: { ...ETAG, ...KEYED_ANSWER(true) },
+          }),
+        ]),
     ApiResponse({
       status: 400,
       description:
         'A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO ' +
         '8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for ' +
         'this workspace (`cursor is not valid`). `message` has one entry per violated ' +
-        'constraint. The request counts against the rate limit.',
+        'constraint. The request counts against the rate limit.' +
+        (streamed
+          ? ' Also an `Accept` that does not allow `application/x-ndjson` ' +
+            '(`Accept must allow application/x-ndjson`). Answered before any line is sent.'
+          : ''),
       type: ErrorEnvelopeDto,
       headers: KEYED_ANSWER(true),
       example: errorExample(400, 'BAD_REQUEST', ['limit must not be greater than 200']),
@@ -279,14 +319,23 @@ export function ApiContractResponses(
     ApiResponse({
       status: 429,
       description:
-        'A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, ' +
-        'for requests that fail authentication, 300 per minute per client address (message ' +
+        `A limit is reached. The per-minute limit: ${PER_MINUTE} requests per one-minute window ` +
+        `per key, or, for requests that fail authentication, ${AUTH_FAILURES} per minute per ` +
+        'client address (message ' +
         '`Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The ' +
-        'in-flight limit: the workspace (all its keys) already has 20 requests in progress on ' +
-        'the instance (message `Too many requests in progress for this workspace: at most 20 at ' +
+        `in-flight limit: the workspace (all its keys) already has ${IN_FLIGHT} requests in ` +
+        'progress on the instance (message `Too many requests in progress for this workspace: ' +
+        `at most ${IN_FLIGHT} at ` +
         'a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the ' +
         'per-minute budget). RateLimit shows the policy at 0 (`"per-minute";r=0;t=42`, ' +
-        '`"in-flight";r=0`, `"auth-failures";r=0;t=42`). Wait `Retry-After` seconds.',
+        '`"in-flight";r=0`, `"auth-failures";r=0;t=42`). Wait `Retry-After` seconds.' +
+        (extra.streamLimits
+          ? ' The stream limit: the workspace already has ' +
+            `${extra.streamLimits.perWorkspace} change streams running on the instance (message ` +
+            '`Too many change streams in progress for this workspace: at most ' +
+            `${extra.streamLimits.perWorkspace} at a time\`, \`Retry-After: ` +
+            `${extra.streamLimits.retryAfterSeconds}\`).`
+          : ''),
       type: ErrorEnvelopeDto,
       headers: {
         ...RETRY_AFTER,
@@ -310,11 +359,16 @@ export function ApiContractResponses(
       status: 503,
       description:
         'The service sheds load or the database is unavailable: the backlog of requests waiting ' +
-        'for the database would not be served within 5 seconds (refused at once, the workspaces ' +
-        'with the most requests in progress first), no database connection within 1 second, the ' +
-        'database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, ' +
+        `for the database would not be served within ${seconds(QUEUE_DEADLINE_MS)} (refused at ` +
+        'once, the workspaces with the most requests in progress first), no database connection ' +
+        `within ${seconds(CONNECTION_WAIT_MS)}, the database unreachable, or a statement past ` +
+        `${seconds(STATEMENT_TIMEOUT_MS)}. Retry after \`Retry-After\` seconds, ` +
         'with backoff: the service recovers by itself. The X-RateLimit headers are present when ' +
-        'the key had been accepted.',
+        'the key had been accepted.' +
+        (extra.streamLimits
+          ? ' Also when the instance already runs its most change streams (`Retry-After: ' +
+            `${extra.streamLimits.retryAfterSeconds}\`).`
+          : ''),
       type: ErrorEnvelopeDto,
       headers: { ...RETRY_AFTER_UNAVAILABLE, ...KEYED_ANSWER(false) },
       example: errorExample(503, 'SERVICE_UNAVAILABLE', 'Service temporarily unavailable'),

@@ -4,7 +4,10 @@ import { createHash } from 'node:crypto';
 
 declare module 'express-serve-static-core' {
   interface Request {
-    /** The entity tags of a GET's `If-None-Match` (`*` as is), weak or not; undefined: none. */
+    /**
+     * The entity tags of a GET's or HEAD's `If-None-Match` (`*` as is), weak or not; undefined:
+     * none.
+     */
     ifNoneMatch?: string[];
   }
 }
@@ -24,11 +27,12 @@ const CONDITIONAL_HEADERS = [
  * Takes the preconditions out of every request before anything else reads them: Express's own
  * freshness check would otherwise answer a bare 304 wherever a matching ETag header is set, and
  * did answer `If-None-Match: *` with a 304 on every GET (the health probe included). A GET's
- * `If-None-Match` is kept on the request, for the reads of /v1 that evaluate it.
+ * `If-None-Match` is kept on the request, for the reads of /v1 that evaluate it, and so is a
+ * HEAD's: HEAD is the GET without its body, preconditions included (RFC 9110, 9.3.2).
  */
 export function takePreconditions(request: Request, _: Response, next: NextFunction): void {
   const ifNoneMatch = request.headers['if-none-match'];
-  if (request.method === 'GET' && typeof ifNoneMatch === 'string') {
+  if (isRead(request) && typeof ifNoneMatch === 'string') {
     request.ifNoneMatch = ifNoneMatch
       .split(',')
       .map((tag) => tag.trim())
@@ -36,6 +40,10 @@ export function takePreconditions(request: Request, _: Response, next: NextFunct
   }
   for (const name of CONDITIONAL_HEADERS) delete request.headers[name];
   next();
+}
+
+function isRead(request: Request): boolean {
+  return request.method === 'GET' || request.method === 'HEAD';
 }
 
 /**
@@ -70,7 +78,7 @@ export class NotModifiedException extends HttpException {
 export function conditionalDocument(document: unknown) {
   const etag = weakEtag('openapi', JSON.stringify(document));
   return (request: Request, response: Response, next: NextFunction): void => {
-    if (request.method !== 'GET') return next();
+    if (!isRead(request)) return next();
     response.setHeader('ETag', etag);
     if (!matchesAny(request.ifNoneMatch, etag)) return next();
     response.status(HttpStatus.NOT_MODIFIED).end();

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { holdsApiKey } from '../logging/key-redaction';
 
 // A caller's request id is echoed only if it is short and plain, so it cannot inject into logs.
@@ -7,7 +8,14 @@ export const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Headers of every response, errors and unknown paths included (express middleware). */
 export function setResponseHeaders(request: Request, response: Response, next: NextFunction): void {
-  const given = request.header('x-request-id');
+  setCommonHeaders(request, response);
+  next();
+}
+
+/** The request's id (the caller's, when sane) and the no-store policy of every answer. */
+export function setCommonHeaders(request: IncomingMessage, response: ServerResponse): void {
+  const sent = request.headers['x-request-id'];
+  const given = typeof sent === 'string' ? sent : undefined;
   // A key-shaped id (`req_st_...`) is not echoed nor logged either: it is replaced like any other.
   const requestId =
     given && SANE_REQUEST_ID.test(given) && !holdsApiKey(given) ? given : randomUUID();
@@ -15,5 +23,4 @@ export function setResponseHeaders(request: Request, response: Response, next: N
   response.setHeader('X-Request-Id', requestId);
   // Every answer is private to one workspace: no shared or browser cache may keep it.
   response.setHeader('Cache-Control', 'no-store');
-  next();
 }

@@ -1,4 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import helmet, { contentSecurityPolicy } from 'helmet';
 
 /** Where the OpenAPI module serves Swagger UI: the one place of the service that renders HTML. */
@@ -73,6 +74,11 @@ function headersSetBy(...middlewares: RequestHandler[]): Header[] {
 
 const apiHeaders = headersSetBy(common, apiPolicy);
 const docsHeaders = headersSetBy(common, docsPolicy);
+
+/** The security headers of an API answer (not /docs'), for an answer made before Express. */
+export function setApiSecurityHeaders(response: ServerResponse): void {
+  for (const [name, value] of apiHeaders) response.setHeader(name, value);
+}
 
 /** Security headers of every response (express middleware), before routing. */
 export function securityHeaders(request: Request, response: Response, next: NextFunction): void {

@@ -5,9 +5,9 @@ import { Injectable } from '@nestjs/common';
  * at once (docs/api.md, "Sizes"; docs/security.md, "Oversized data").
  *
  * A page's body is JSON text written by PostgreSQL and received whole as one JavaScript string,
- * which weighs up to 2 bytes per byte of UTF-8 (response-size.ts). Real pages are small (a
- * limit=200 page of companies is about 200 KB), but the bounds allow a page of 200 companies of
- * 14.7 MB: the pool's 10 connections could then bring in 10 of them at once, 300 MB of heap for a
+ * which weighs up to 2 bytes per byte of UTF-8 (test/support/response-size.ts). Real pages are
+ * small (a limit=200 page of companies is about 200 KB), but the bounds allow a page of 200
+ * companies of 14.7 MB: the pool's 10 connections could then bring in 10 of them at once, 300 MB of heap for a
  * process that has 128 MiB. So every page statement is run sized (`sizedSql`): PostgreSQL returns
  * the body only if it is at most INLINE_BODY_BYTES, and its size in any case. A larger one is
  * read again once LARGE_BODIES_HEAP_BYTES has room for it (a body larger than that is read alone),
@@ -26,7 +26,10 @@ import { Injectable } from '@nestjs/common';
 export const INLINE_BODY_BYTES = 1024 * 1024;
 /** The heap that larger bodies may hold at once. */
 export const LARGE_BODIES_HEAP_BYTES = 64 * 1024 * 1024;
-/** A JavaScript string takes at most 2 bytes of heap per byte of its UTF-8 (response-size.ts). */
+/**
+ * A JavaScript string takes at most 2 bytes of heap per byte of its UTF-8
+ * (test/support/response-size.ts).
+ */
 export const HEAP_BYTES_PER_BODY_BYTE = 2;
 /** How long a large body may wait for room before the request is shed (503, Retry-After). */
 export const LARGE_BODY_WAIT_MS = 15_000;
@@ -61,6 +64,12 @@ SELECT ${others}CASE WHEN ${cap} IS NULL OR octet_length(${column}) <= ${cap}
 FROM sized`;
 }
 
+/** Where a large body's heap is reserved, and under which key it is remembered. */
+export interface BodyRoom {
+  budget: BodyBudget;
+  key: string;
+}
+
 /** A large body that waited too long for room, or found too many waiting: shed, like a full pool. */
 export class LargeBodiesSaturatedError extends Error {
   // Answered as the pool's saturation is (database-errors.ts): 503 with `Retry-After: 1`.
@@ -83,7 +92,7 @@ export class BodyBudget {
   private readonly waiting: Waiter[] = [];
   private readonly large = new Map<string, number>();
 
-  /** Heap currently held by large bodies, in bytes (for tests and diagnostics). */
+  /** Heap currently held by large bodies, in bytes (a gauge of the metrics). */
   get heldBytes(): number {
     return this.held;
   }

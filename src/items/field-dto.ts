@@ -5,7 +5,7 @@ import type { DtoValue, Field } from './fields';
 export type DtoValues<M extends Record<string, Field>> = { [K in keyof M]: DtoValue<M[K]> };
 
 /** The OpenAPI schema of one field, from its kind, bounds and documentation. */
-export function apiPropertyOf(field: Field): ApiPropertyOptions {
+export function fieldApiProperty(field: Field): ApiPropertyOptions {
   const { description, example } = field.doc;
   const doc = {
     ...(description !== undefined && { description }),
@@ -40,7 +40,7 @@ export function apiPropertyOf(field: Field): ApiPropertyOptions {
 export function FieldDto<M extends Record<string, Field>>(fields: M): Type<DtoValues<M>> {
   class Dto {}
   for (const [name, field] of Object.entries(fields)) {
-    ApiProperty(apiPropertyOf(field))(Dto.prototype, name);
+    ApiProperty(fieldApiProperty(field))(Dto.prototype, name);
   }
   return Dto as Type<DtoValues<M>>;
 }

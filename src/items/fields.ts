@@ -5,7 +5,7 @@
  * list that writes the item's JSON (lists, feeds, single reads), the import's checks of each
  * field, the import's upsert, the database's CHECK constraints on the text fields
  * (test/field-bounds.e2e-spec.ts compares the two), and the bound on a response's size
- * (response-size.ts). Adding a field is one line of a map.
+ * (test/support/response-size.ts). Adding a field is one line of a map.
  */
 
 /** A timestamptz as the contract writes every date-time: ISO 8601 in UTC with milliseconds. */

@@ -128,7 +128,7 @@ function quote(value: string): string {
 }
 
 /** The OpenAPI schema of a filter's query parameter. */
-function apiPropertyOf(filter: Filter): ApiPropertyOptions {
+function filterApiProperty(filter: Filter): ApiPropertyOptions {
   switch (filter.kind) {
     case 'anyOf':
       return {
@@ -174,7 +174,7 @@ export function FilteredListQuery<M extends Filters>(
   class Query extends ListQueryDto {}
   for (const [name, filter] of Object.entries(filters)) {
     // Decorators apply bottom-up: parse, then optional, then the one check that names the value.
-    ApiPropertyOptional(apiPropertyOf(filter))(Query.prototype, name);
+    ApiPropertyOptional(filterApiProperty(filter))(Query.prototype, name);
     ValidateBy({
       name: 'isFilterValue',
       validator: {

@@ -1,3 +1,7 @@
+import type { Queryable } from '../database/queryable';
+import { jsonText, type VersionedJson } from '../http/json-text';
+import { isPossibleId } from './fields';
+
 /**
  * How one item of a table is written as JSON. Lists, change feeds, single reads and webhook events
  * all write it through itemJsonSql, so that an item reads the same wherever it comes from.
@@ -47,3 +51,18 @@ export const DATA_VERSION_SQL = `((SELECT coalesce(max(writes), 0) FROM workspac
 
 /** The version alone: what a conditional request reads first (items/conditional-read.interceptor.ts). */
 export const DATA_VERSION_STATEMENT = `SELECT ${DATA_VERSION_SQL} AS version`;
+
+/**
+ * Runs a single-item statement (itemSql): the item's JSON, or null when not in the workspace.
+ * An id that no item can have (isPossibleId) is null without a query.
+ */
+export async function itemById<T>(
+  database: Queryable,
+  sql: string,
+  workspaceId: string,
+  id: string,
+): Promise<VersionedJson<T> | null> {
+  if (!isPossibleId(id)) return null;
+  const [row] = await database.query<{ body: string; version: string }>(sql, [workspaceId, id]);
+  return row ? { json: jsonText<T>(row.body), version: row.version } : null;
+}

@@ -1,15 +1,9 @@
 import type { Queryable } from '../database/queryable';
 import { jsonText, type VersionedJson } from '../http/json-text';
 import type { ListQueryDto } from '../http/list-query.dto';
-import { type BodyBudget, sizedSql } from './body-budget';
+import { type BodyRoom, sizedSql } from './body-budget';
 import { type Filters, filterSql, givenFilters } from './filters';
 import { listPageSql, type ListPageSql } from './list-page-sql';
-
-/** Where a large body's heap is reserved (body-budget.ts), and under which key it is remembered. */
-export interface BodyRoom {
-  budget: BodyBudget;
-  key: string;
-}
 
 /**
  * A list's statements (list-page-sql.ts): the unfiltered one, and one per combination of the
@@ -46,25 +40,20 @@ export class ListStatements {
 }
 
 /**
- * Runs a list's statement for the query's filters: the response body as PostgreSQL wrote it. With
- * `room`, sized: a large body is read only once its heap is reserved (body-budget.ts).
+ * Runs a list's statement for the query's filters: the response body as PostgreSQL wrote it,
+ * sized: a large body is read only once its heap is reserved in `room` (body-budget.ts).
  */
 export async function listPage<T>(
   database: Queryable,
   list: ListStatements,
   workspaceId: string,
   query: ListQueryDto,
-  room?: BodyRoom,
+  room: BodyRoom,
 ): Promise<VersionedJson<T>> {
   const { since, limit, offset } = query;
   const filters = givenFilters(list.filters, query as unknown as Record<string, unknown>);
   const sql = list.text(filters.names);
   const values = [workspaceId, since ?? null, limit, offset, ...filters.values];
-  type Row = { body: string; version: string };
-  if (room === undefined) {
-    const [row] = await database.query<Row>(sql.plain, values);
-    return { json: jsonText<T>(row.body), version: row.version };
-  }
   const row = await room.budget.read(
     room.key,
     async (cap) =>

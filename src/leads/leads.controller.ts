@@ -1,10 +1,13 @@
-import { Param, Query } from '@nestjs/common';
+import { Param, Query, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
 import { Workspace, type AuthenticatedWorkspace } from '../auth/workspace.decorator';
 import { ChangesQueryDto } from '../changes/changes-query.dto';
+import { ChangeStreamQueryDto } from '../changes/change-stream-query.dto';
+import { StreamRead } from '../changes/stream-read.decorator';
 import { JsonRead, ReadController } from '../items/json-read.decorator';
 import { LeadListQueryDto } from './dto/lead-list-query.dto';
 import { NoQueryDto } from '../http/no-query.dto';
-import { GET_LEAD, LEAD_CHANGES, LIST_LEADS } from './leads.operations';
+import { GET_LEAD, LEAD_CHANGE_STREAM, LEAD_CHANGES, LIST_LEADS } from './leads.operations';
 import { LeadsService } from './leads.service';
 
 /** Each read is one call of the service, which returns the body PostgreSQL wrote. */
@@ -21,6 +24,17 @@ export class LeadsController {
   @JsonRead('changes', LEAD_CHANGES)
   leadChanges(@Workspace() workspace: AuthenticatedWorkspace, @Query() query: ChangesQueryDto) {
     return this.leads.changes(workspace.id, query);
+  }
+
+  // Answers itself (@Res): lines as they are read, not one body.
+  @StreamRead('changes/stream', LEAD_CHANGE_STREAM)
+  leadChangeStream(
+    @Workspace() workspace: AuthenticatedWorkspace,
+    @Query() query: ChangeStreamQueryDto,
+    @Req() request: Request,
+    @Res() response: Response,
+  ) {
+    return this.leads.stream(workspace.id, query, request, response);
   }
 
   @JsonRead(':id', GET_LEAD)

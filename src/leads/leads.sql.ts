@@ -1,4 +1,4 @@
-import { changeFeedSql } from '../changes/change-feed-sql';
+import { changeBoundariesSql, changeFeedSql } from '../changes/change-feed-sql';
 import { itemSql, type ItemSelect } from '../items/item-sql';
 import { selectList } from '../items/fields';
 import { ListStatements } from '../items/list-page';
@@ -31,10 +31,19 @@ export const LEAD_PAGE_SQL = LEAD_LIST.unfiltered;
 /** One lead of the workspace, or no row. */
 export const LEAD_SQL = itemSql(LEAD_ITEM);
 
-/** A page of the leads' change feed (change-feed-sql.ts). */
-export const LEAD_CHANGES_SQL = changeFeedSql({
+const LEAD_FEED = {
   ...LEAD_ITEM,
   feed: 'leads',
   changeTable: 'lead_changes',
   key: 'lead',
-});
+} as const;
+
+/** A page of the leads' change feed (change-feed-sql.ts). */
+export const LEAD_CHANGES_SQL = changeFeedSql(LEAD_FEED);
+
+/** The statements of the leads' change stream (change-streams.ts): pages and ranges as lines. */
+export const LEAD_CHANGE_STREAM_SQL = {
+  lines: changeFeedSql(LEAD_FEED, 'lines'),
+  range: changeFeedSql(LEAD_FEED, 'lines', true),
+  boundaries: changeBoundariesSql('lead_changes'),
+};

@@ -17,7 +17,7 @@ export class StartLogger extends AppLogger {
 
   override error(message: unknown, ...context: unknown[]): void {
     // Nest's ExceptionHandler logs the error that NestFactory.create then rethrows (abortOnError
-    // is off): main.ts reports it once, through failed().
+    // is off): server/serve.ts reports it once, through failed().
     if (context[context.length - 1] === 'ExceptionHandler') return;
     super.error(message, ...context);
   }

@@ -4,13 +4,14 @@ import { Environment } from '../config/environment';
 import { LeadsModule } from '../leads/leads.module';
 import { McpController } from './mcp.controller';
 import { McpEndpoint } from './mcp-endpoint';
+import { ToolServer } from './tool-server';
 import { allowedOrigins, originCheck } from './origin-check';
 
 /** The read API for AI agents, as a remote MCP server at POST /mcp (docs/agents.md). */
 @Module({
   imports: [CompaniesModule, LeadsModule],
   controllers: [McpController],
-  providers: [McpEndpoint],
+  providers: [McpEndpoint, ToolServer],
   exports: [McpEndpoint],
 })
 export class McpModule implements NestModule {

@@ -1,4 +1,6 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
+import type { Tool } from '@modelcontextprotocol/server';
+import type { ToolDefinition } from './tools';
 
 /*
  * The tools' schemas come from the OpenAPI document, the REST contract itself: a tool's input
@@ -106,4 +108,51 @@ function operationById(document: OpenAPIObject, operationId: string): Operation 
     if (operation?.operationId === operationId) return operation;
   }
   throw new Error(`no GET operation ${operationId} in the OpenAPI document`);
+}
+
+/** A tool as tools/list shows it: the operation's words, parameters and 200 body. */
+export function listedTool(
+  tool: ToolDefinition,
+  document: OpenAPIObject,
+  parameters: OperationParameter[],
+): Tool {
+  const { operation } = tool;
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: `${operation.summary}. ${operation.description}`,
+    inputSchema: inputSchema(tool, parameters),
+    outputSchema: okBodySchema(document, operation.operationId),
+    annotations: {
+      title: tool.title,
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      // The tools read this service's data only, not an open world of external sources.
+      openWorldHint: false,
+    },
+  };
+}
+
+/** The operation's parameters as one object schema; a page size bounded for agents. */
+function inputSchema(tool: ToolDefinition, parameters: OperationParameter[]): Tool['inputSchema'] {
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  for (const parameter of parameters) {
+    let schema: JsonSchema = { ...(parameter.schema as JsonSchema) };
+    delete schema.example;
+    if (parameter.description) schema.description = parameter.description;
+    if (parameter.name === 'limit' && tool.limit) {
+      schema = { ...schema, default: tool.limit.default, maximum: tool.limit.maximum };
+      schema.description = `Page size, at most ${tool.limit.maximum} here (REST allows more).`;
+    }
+    properties[parameter.name] = schema;
+    if (parameter.required) required.push(parameter.name);
+  }
+  return {
+    type: 'object',
+    properties,
+    ...(required.length > 0 && { required }),
+    additionalProperties: false,
+  } as Tool['inputSchema'];
 }

@@ -7,7 +7,14 @@ import {
   RETRY_AFTER_UNAVAILABLE_SECONDS,
 } from '../database/database-errors';
 import { markRefusal } from '../logging/refusal-reason';
-import { ApiMetrics, METRIC_PREFIX, routeOf, UNMATCHED_ROUTE } from './api-metrics';
+import { Registry } from 'prom-client';
+import {
+  ApiMetrics,
+  METRIC_PREFIX,
+  registerProcessMetrics,
+  routeOf,
+  UNMATCHED_ROUTE,
+} from './api-metrics';
 
 /** A request as Express leaves it once routed (`route`), and its response with a status. */
 function exchange(status: number, route?: string, headers: Record<string, string> = {}) {
@@ -40,7 +47,7 @@ describe('ApiMetrics', () => {
   const pool = new Pool();
   afterAll(() => pool.end());
   const sources = () => ({
-    pool,
+    pools: { statements: pool },
     fairQueue: new FairQueue({ seats: 2, deadlineMs: 1_000, maxWaiting: 10 }),
     requestsInFlight: () => 7,
   });
@@ -89,7 +96,44 @@ describe('ApiMetrics', () => {
 
   it('reads the pool when scraped', async () => {
     const text = await new ApiMetrics(sources()).registry.metrics();
-    expect(text).toContain(`${METRIC_PREFIX}db_pool_connections 0\n`);
-    expect(text).toContain(`${METRIC_PREFIX}db_pool_waiting 0\n`);
+    expect(text).toContain(`${METRIC_PREFIX}db_pool_connections{pool="statements"} 0\n`);
+    expect(text).toContain(`${METRIC_PREFIX}db_pool_waiting{pool="statements"} 0\n`);
+  });
+
+  it('counts each failure of the shared rate-limit store', async () => {
+    const store: { observer?: { failed: () => void } } = {};
+    const metrics = new ApiMetrics({ ...sources(), rateLimitStore: store });
+    expect(await valueOf(metrics, 'rate_limit_store_failures_total')).toBe(0);
+    store.observer?.failed();
+    store.observer?.failed();
+    expect(await valueOf(metrics, 'rate_limit_store_failures_total')).toBe(2);
+  });
+
+  it('reads the database at a scrape once for its gauges: up with its answer, down without', async () => {
+    let answer = () => Promise.resolve(42);
+    const read = jest.fn(() => answer());
+    const metrics = new ApiMetrics({ ...sources(), feedHoldBackSeconds: read });
+    expect(await valueOf(metrics, 'database_up')).toBe(1);
+    expect(await valueOf(metrics, 'change_feed_held_back_seconds')).toBe(42);
+    expect(read).toHaveBeenCalledTimes(1);
+    answer = () => Promise.reject(new Error('connection refused'));
+    await new Promise((resolve) => setTimeout(resolve, 1_050));
+    expect(await valueOf(metrics, 'database_up')).toBe(0);
+    // The last value read, while the database does not answer.
+    expect(await valueOf(metrics, 'change_feed_held_back_seconds')).toBe(42);
+  });
+});
+
+describe('registerProcessMetrics', () => {
+  it("exports the container's memory limit beside the process metrics, when it has one", async () => {
+    const limited = new Registry();
+    registerProcessMetrics(limited, 268435456);
+    const text = await limited.metrics();
+    expect(text).toContain(`${METRIC_PREFIX}container_memory_limit_bytes 268435456\n`);
+    expect(text).toContain(`${METRIC_PREFIX}process_resident_memory_bytes `);
+
+    const unlimited = new Registry();
+    registerProcessMetrics(unlimited, undefined);
+    expect(await unlimited.metrics()).not.toContain('container_memory_limit_bytes');
   });
 });

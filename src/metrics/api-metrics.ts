@@ -1,8 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ChangeStreams } from '../changes/change-streams';
 import type { FairQueue } from '../database/fair-queue';
 import { RETRY_AFTER_SATURATED_SECONDS } from '../database/database-errors';
+import { LARGE_BODIES_HEAP_BYTES } from '../items/body-budget';
+import { containerMemoryLimit } from './memory-limit';
+import { scrapeReading } from './scrape-reading';
 import { refusalOf } from '../logging/refusal-reason';
 
 /** Every metric's name starts with it, prom-client's default ones included. */
@@ -30,10 +34,80 @@ export const QUEUE_WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0
 
 /** What the metrics read of the capacity limits, at scrape time. */
 export interface CapacitySources {
-  pool: Pool;
+  /** The primary's pools by name, the `pool` label of their gauges. */
+  pools: Record<string, Pool>;
   fairQueue: FairQueue;
   /** Requests in progress, every workspace together (never one series per workspace). */
   requestsInFlight: () => number;
+  /** The change streams: how many run, and what they send (every workspace together). */
+  changeStreams?: Pick<ChangeStreams, 'running' | 'observer'>;
+  /** Heap reserved for large response bodies (body-budget.ts), against its bound. */
+  largeBodiesHeapBytes?: () => number;
+  /**
+   * One statement on the primary at each scrape: how long the change feeds have been held back
+   * (feed-hold-back.ts). Its answer within 2 s is also `database_up`.
+   */
+  feedHoldBackSeconds?: () => Promise<number>;
+  /** The shared rate-limit store's failures (each request that counted locally instead). */
+  rateLimitStore?: { observer?: { failed: () => void } };
+}
+
+/**
+ * prom-client's default metrics (event-loop lag, heap, GC, CPU, memory, file descriptors, all
+ * computed at scrape time), and the container's memory limit when it has one: what an alert
+ * compares the resident memory with. The server's and the webhook worker's.
+ */
+export function registerProcessMetrics(
+  registry: Registry,
+  limit: number | undefined = containerMemoryLimit(),
+): void {
+  collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
+  if (limit === undefined) return;
+  new Gauge({
+    name: `${METRIC_PREFIX}container_memory_limit_bytes`,
+    help: "The memory limit of the process's container (cgroup); absent when it has none",
+    registers: [registry],
+  }).set(limit);
+}
+
+/** A gauge of what a scrape's database reading holds. */
+export interface ReadingGauge<T> {
+  name: string;
+  help: string;
+  value: (reading: T) => number;
+}
+
+/**
+ * `database_up` and gauges of one database reading per scrape (scrape-reading.ts): up when it
+ * answered within 2 s; each gauge keeps its last value while it does not. The server's reading
+ * (the feeds' hold-back) and the webhook worker's (its backlog).
+ */
+export function registerReadingGauges<T>(
+  registry: Registry,
+  read: () => Promise<T>,
+  upHelp: string,
+  gauges: ReadingGauge<T>[],
+): void {
+  const scraped = scrapeReading(read);
+  new Gauge({
+    name: `${METRIC_PREFIX}database_up`,
+    help: upHelp,
+    registers: [registry],
+    async collect() {
+      this.set((await scraped()) === undefined ? 0 : 1);
+    },
+  });
+  for (const { name, help, value } of gauges) {
+    new Gauge({
+      name: `${METRIC_PREFIX}${name}`,
+      help: `${help}; the last value read while the database is unreachable`,
+      registers: [registry],
+      async collect() {
+        const reading = await scraped();
+        if (reading !== undefined) this.set(value(reading));
+      },
+    });
+  }
 }
 
 /** What Express and the key guard add to the request by the time its response is finished. */
@@ -89,7 +163,8 @@ export class ApiMetrics {
     name: `${METRIC_PREFIX}refusals_total`,
     help:
       'Requests refused for capacity, by reason: in_flight_limit (429, the workspace has too many ' +
-      'in progress), rate_limit (429, per-minute budget), overload (503, the service shed load)',
+      'in progress), stream_limit (429, the workspace has too many change streams running), ' +
+      'rate_limit (429, per-minute budget), overload (503, the service shed load)',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
@@ -101,14 +176,63 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
-  constructor({ pool, fairQueue, requestsInFlight }: CapacitySources) {
-    // Event-loop lag, heap, GC, CPU, memory, file descriptors, all computed at scrape time.
-    collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
-    // Read from the pool when scraped: no timer, nothing per request.
+  private readonly streamChanges = new Counter({
+    name: `${METRIC_PREFIX}change_stream_changes_total`,
+    help: 'Changes sent by change streams',
+    registers: [this.registry],
+  });
+
+  private readonly streamBytes = new Counter({
+    name: `${METRIC_PREFIX}change_stream_bytes_total`,
+    help: 'Bytes of NDJSON sent by change streams, before compression',
+    registers: [this.registry],
+  });
+
+  private readonly streamsEnded = new Counter({
+    name: `${METRIC_PREFIX}change_streams_ended_total`,
+    help:
+      'Change streams ended, by how: completed (caught up), held_back (by an older transaction), ' +
+      'time_limit, shutdown, error (these with their last line), client_gone, stalled (cut)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  constructor({
+    pools,
+    fairQueue,
+    requestsInFlight,
+    changeStreams,
+    largeBodiesHeapBytes,
+    feedHoldBackSeconds,
+    rateLimitStore,
+  }: CapacitySources) {
+    registerProcessMetrics(this.registry);
+    // Read from the pools when scraped: no timer, nothing per request.
+    const poolGauges = [
+      [
+        'connections',
+        'Connections open in the pool, busy or idle',
+        (pool: Pool) => pool.totalCount,
+      ],
+      ['idle_connections', 'Connections open and idle in the pool', (pool: Pool) => pool.idleCount],
+      [
+        'waiting',
+        'Statements waiting for a connection of the pool',
+        (pool: Pool) => pool.waitingCount,
+      ],
+    ] as const;
+    for (const [name, help, read] of poolGauges) {
+      new Gauge({
+        name: `${METRIC_PREFIX}db_pool_${name}`,
+        help: `${help}, by pool: statements (the workspaces') or priority (key checks, readiness)`,
+        labelNames: ['pool'] as const,
+        registers: [this.registry],
+        collect() {
+          for (const [label, pool] of Object.entries(pools)) this.set({ pool: label }, read(pool));
+        },
+      });
+    }
     const gauges = [
-      ['connections', 'Connections open in the pool, busy or idle', () => pool.totalCount],
-      ['idle_connections', 'Connections open and idle in the pool', () => pool.idleCount],
-      ['waiting', 'Statements waiting for a connection', () => pool.waitingCount],
       ['queue_waiting', 'Statements waiting in the fair queue', () => fairQueue.waiting],
       ['queue_busy', 'Seats of the fair queue taken by running statements', () => fairQueue.busy],
     ] as const;
@@ -131,6 +255,59 @@ export class ApiMetrics {
       },
     });
     fairQueue.observer = { waited: (ms) => this.queueWait.observe(ms / 1000) };
+    if (feedHoldBackSeconds !== undefined) {
+      registerReadingGauges(
+        this.registry,
+        feedHoldBackSeconds,
+        'Whether the primary answered a statement within 2 s at this scrape (1) or not (0)',
+        [
+          {
+            name: 'change_feed_held_back_seconds',
+            help:
+              'How long one running transaction has held back the change feeds, as seen at the ' +
+              'scrapes (0 when none does)',
+            value: (seconds) => seconds,
+          },
+        ],
+      );
+    }
+    if (rateLimitStore !== undefined) {
+      const failures = new Counter({
+        name: `${METRIC_PREFIX}rate_limit_store_failures_total`,
+        help: 'Requests counted by this instance alone because the shared store (Redis) failed',
+        registers: [this.registry],
+      });
+      rateLimitStore.observer = { failed: () => failures.inc() };
+    }
+    if (largeBodiesHeapBytes !== undefined) {
+      new Gauge({
+        name: `${METRIC_PREFIX}large_bodies_heap_bytes`,
+        help:
+          'Heap reserved for response bodies over 1 MiB: at most ' +
+          `${LARGE_BODIES_HEAP_BYTES} bytes, or one larger body alone`,
+        registers: [this.registry],
+        collect() {
+          this.set(largeBodiesHeapBytes());
+        },
+      });
+    }
+    if (changeStreams !== undefined) {
+      new Gauge({
+        name: `${METRIC_PREFIX}change_streams_running`,
+        help: 'Change streams running, every workspace together',
+        registers: [this.registry],
+        collect() {
+          this.set(changeStreams.running);
+        },
+      });
+      changeStreams.observer = {
+        sent: (changes, bytes) => {
+          this.streamChanges.inc(changes);
+          this.streamBytes.inc(bytes);
+        },
+        ended: (reason) => this.streamsEnded.inc({ reason }),
+      };
+    }
   }
 
   /** Counts one answered request; `seconds` is from its arrival to the end of its response. */
@@ -142,9 +319,9 @@ export class ApiMetrics {
     const refusal = refusalOf(response);
     if (status === 401) this.authFailures.inc();
     // The key's limiter runs once the key is accepted (request.auth set), the address's limiter
-    // only on a failed key: which one refused is known from the request alone. The in-flight
-    // limit's 429 is not a rate limit's: refusals_total counts it.
-    else if (status === 429 && refusal !== 'in_flight_limit')
+    // only on a failed key: which one refused is known from the request alone. The in-flight and
+    // stream limits' 429s are not a rate limit's: refusals_total counts them.
+    else if (status === 429 && refusal === 'rate_limit')
       this.rateLimited.inc({ limiter: request.auth ? 'api_key' : 'auth_failure' });
     else if (status === 503 && response.getHeader('retry-after') === SHED_RETRY_AFTER) {
       this.loadShed.inc();

@@ -2,20 +2,39 @@ import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
 import { StartupError } from '../common/startup-error';
 
+/** A health probe's answer: its status (200 or 503) and its JSON body. */
+export interface ProbeAnswer {
+  status: number;
+  body: unknown;
+}
+
 /**
- * A plain node:http server of its own for Prometheus: GET /metrics, nothing else. Apart from the
- * API's server, so that the proxy (which forwards PORT only) never exposes it and a scrape never
- * goes through the API's guards, limits or log.
+ * A plain node:http server of its own for Prometheus: GET /metrics, and the probes given (the
+ * webhook worker's, which has no other port), nothing else. Apart from the API's server, so that
+ * the proxy (which forwards PORT only) never exposes it and a scrape never goes through the API's
+ * guards, limits or log.
  */
-export function createMetricsServer(registry: Registry): Server {
+export function createMetricsServer(
+  registry: Registry,
+  probes: Record<string, () => Promise<ProbeAnswer>> = {},
+): Server {
   return createServer((request, response) => {
-    const path = request.url?.split('?', 1)[0];
-    if (path !== '/metrics') {
+    const path = request.url?.split('?', 1)[0] ?? '';
+    const probe = Object.hasOwn(probes, path) ? probes[path] : undefined;
+    if (path !== '/metrics' && probe === undefined) {
       response.writeHead(404, { 'Content-Type': 'text/plain' }).end('Not Found\n');
       return;
     }
     if (request.method !== 'GET') {
       response.writeHead(405, { Allow: 'GET', 'Content-Type': 'text/plain' }).end();
+      return;
+    }
+    if (probe !== undefined) {
+      void probe().then(({ status, body }) =>
+        response
+          .writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' })
+          .end(JSON.stringify(body)),
+      );
       return;
     }
     registry.metrics().then(

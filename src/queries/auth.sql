@@ -2,10 +2,10 @@
 
 -- API_KEY_BY_HASH_SQL (src/auth/api-keys.sql.ts)
 -- A key and its workspace by the key's hash: every authenticated request.
-SELECT k.id, k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt",
+SELECT k.hash, k.id, k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt",
   k.expires_at AS "expiresAt", k.scopes, w.id AS "workspaceId", w.name AS "workspaceName", w.plan, w.suspended
 FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
-WHERE k.hash = $1;
+WHERE k.hash = ANY($1::text[]);
 
 -- API_KEY_RECORD_USE_SQL (src/auth/api-keys.sql.ts)
 -- The key's lastUsedAt, at most once a minute.

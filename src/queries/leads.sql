@@ -197,3 +197,228 @@ SELECT expired, pass, txid, id, has_more, CASE WHEN $6::bigint IS NULL OR octet_
     THEN data END AS data,
   octet_length(data) AS bytes
 FROM sized;
+
+-- LEAD_CHANGE_STREAM_SQL.lines (src/leads/leads.sql.ts)
+-- GET /v1/leads/changes/stream, its first page (and a page when no range is ahead), sized: the feed's page with its changes as NDJSON lines. Parameters as the page's.
+WITH sized AS MATERIALIZED (
+WITH snapshot AS MATERIALIZED (
+  SELECT pg_current_snapshot() AS taken
+), bound AS MATERIALIZED (
+  -- On the primary: the oldest transaction still running that could write these tables, else the
+  -- snapshot's xmax. A transaction is passed over only when pg_stat_activity shows its backend
+  -- connected to another database (where it cannot write here); xids are compared modulo 2^32,
+  -- unique among transactions running at once. Unidentified (a prepared transaction, a backend
+  -- gone since): it counts.
+  -- On a hot standby: the snapshot's xmin, the oldest transaction of the whole primary still
+  -- running at the replayed point. There the snapshot lists no running transaction (a standby
+  -- keeps them apart from its xip; pg_snapshot_xip is empty) and pg_stat_activity shows the
+  -- standby's own sessions, not the primary's writers: the expression above would give the xmax
+  -- and pass over transactions still running on the primary.
+  SELECT CASE WHEN pg_is_in_recovery()
+    THEN pg_snapshot_xmin((SELECT taken FROM snapshot))
+    ELSE coalesce(
+      (SELECT min(running) FROM pg_snapshot_xip((SELECT taken FROM snapshot)) running
+        WHERE NOT EXISTS (
+          SELECT FROM pg_stat_activity elsewhere
+          WHERE elsewhere.datname <> current_database()
+            AND elsewhere.backend_xid::text::numeric = running::text::numeric % 4294967296)),
+      pg_snapshot_xmax((SELECT taken FROM snapshot)))
+  END AS xmin
+), page AS MATERIALIZED (
+  SELECT id, txid, changed_at, deleted FROM lead_changes
+  WHERE workspace_id = $1 AND (txid, id) > ($2::xid8, $3::text)
+    AND txid < (SELECT xmin FROM bound)
+  ORDER BY txid, id
+  LIMIT $4
+), entries AS MATERIALIZED (
+  -- Each change as JSON text, written once (materialized: its size is read twice below). An
+  -- upsert whose item this snapshot does not hold is a deletion: a transaction that read the
+  -- item just before another deleted it can record it live after that deletion (a company
+  -- renamed while one of its leads is deleted re-marks the lead), and its position, later than
+  -- the deletion's, must not leave a client holding the item.
+  SELECT page.txid, page.id, (CASE WHEN state.item IS NULL
+      THEN (SELECT row_to_json(deletion) FROM (
+        SELECT 'delete' AS op, page.id, to_char(page.changed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "changedAt") deletion)
+      ELSE (SELECT row_to_json(upsertion) FROM (
+        SELECT 'upsert' AS op, page.id, to_char(page.changed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "changedAt", state.item AS "lead") upsertion)
+    END)::text AS change
+  FROM page
+  -- OFFSET 0: kept a subquery, so that the item is written once, not once per use of it.
+  LEFT JOIN LATERAL (
+    SELECT (SELECT row_to_json(item) FROM leads row JOIN companies company ON company.id = row.company_id AND company.workspace_id = row.workspace_id
+    CROSS JOIN LATERAL (SELECT row.id AS "id", row.company_id AS "companyId", company.name AS "companyName", row.contact_name AS "contactName", row.contact_title AS "contactTitle", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.signal AS "signal", row.recommended_action AS "recommendedAction", row.status AS "status", to_char(row.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", row.contact_email AS "contactEmail", row.assigned_to_id AS "assignedToId") item
+    WHERE row.workspace_id = $1 AND row.id = page.id) AS item
+    WHERE NOT page.deleted
+    OFFSET 0
+  ) state ON true
+), kept AS MATERIALIZED (
+  -- The changes that start before the page's data reaches FEED_PAGE_MAX_BYTES.
+  SELECT txid, id, change FROM (
+    SELECT txid, id, change,
+      sum(octet_length(change)) OVER (ORDER BY txid, id ROWS UNBOUNDED PRECEDING)
+        - octet_length(change) AS before
+    FROM entries
+  ) sized
+  WHERE before < 4194304
+), last AS (
+  SELECT txid, id FROM kept ORDER BY txid DESC, id DESC LIMIT 1
+), position AS (
+  SELECT coalesce((SELECT txid FROM last), $2::xid8) AS txid,
+    coalesce((SELECT id FROM last), $3::text) AS id
+)
+SELECT
+  EXISTS (SELECT FROM change_horizons horizon
+    WHERE horizon.workspace_id = $1 AND horizon.feed = 'leads'
+      AND ($2::xid8, $3::text) < (horizon.pruned_txid, horizon.pruned_id)
+      AND horizon.pruned_txid >= coalesce($5::xid8, (SELECT xmin FROM bound))) AS expired,
+  coalesce($5::xid8, (SELECT xmin FROM bound))::text AS pass,
+  (SELECT txid::text FROM position) AS txid,
+  (SELECT id FROM position) AS id,
+  -- More after the page: the workspace's greatest position, one entry read from the end of the
+  -- index. (An EXISTS over the positions after the page was planned as a sequential scan.)
+  (SELECT (latest.txid, latest.id) > ((SELECT txid FROM position), (SELECT id FROM position))
+    FROM lead_changes latest WHERE latest.workspace_id = $1
+    ORDER BY latest.txid DESC, latest.id DESC LIMIT 1) IS TRUE AS has_more,
+  -- One change a line, each ended by a newline (NDJSON): PostgreSQL writes JSON compact,
+  -- with no newline of its own.
+  coalesce((SELECT string_agg(change || E'\n', '' ORDER BY txid, id) FROM kept), '')
+    AS data
+)
+SELECT expired, pass, txid, id, has_more, CASE WHEN $6::bigint IS NULL OR octet_length(data) <= $6::bigint
+    THEN data END AS data,
+  octet_length(data) AS bytes
+FROM sized;
+
+-- LEAD_CHANGE_STREAM_SQL.range (src/leads/leads.sql.ts)
+-- GET /v1/leads/changes/stream, the pages read ahead, sized: the changes after ($2, $3) up to ($6 txid, $7 id) as NDJSON lines, at most $4; $5 pass, $8 the largest data returned.
+WITH sized AS MATERIALIZED (
+WITH snapshot AS MATERIALIZED (
+  SELECT pg_current_snapshot() AS taken
+), bound AS MATERIALIZED (
+  -- On the primary: the oldest transaction still running that could write these tables, else the
+  -- snapshot's xmax. A transaction is passed over only when pg_stat_activity shows its backend
+  -- connected to another database (where it cannot write here); xids are compared modulo 2^32,
+  -- unique among transactions running at once. Unidentified (a prepared transaction, a backend
+  -- gone since): it counts.
+  -- On a hot standby: the snapshot's xmin, the oldest transaction of the whole primary still
+  -- running at the replayed point. There the snapshot lists no running transaction (a standby
+  -- keeps them apart from its xip; pg_snapshot_xip is empty) and pg_stat_activity shows the
+  -- standby's own sessions, not the primary's writers: the expression above would give the xmax
+  -- and pass over transactions still running on the primary.
+  SELECT CASE WHEN pg_is_in_recovery()
+    THEN pg_snapshot_xmin((SELECT taken FROM snapshot))
+    ELSE coalesce(
+      (SELECT min(running) FROM pg_snapshot_xip((SELECT taken FROM snapshot)) running
+        WHERE NOT EXISTS (
+          SELECT FROM pg_stat_activity elsewhere
+          WHERE elsewhere.datname <> current_database()
+            AND elsewhere.backend_xid::text::numeric = running::text::numeric % 4294967296)),
+      pg_snapshot_xmax((SELECT taken FROM snapshot)))
+  END AS xmin
+), page AS MATERIALIZED (
+  SELECT id, txid, changed_at, deleted FROM lead_changes
+  WHERE workspace_id = $1 AND (txid, id) > ($2::xid8, $3::text) AND (txid, id) <= ($6::xid8, $7::text)
+    AND txid < (SELECT xmin FROM bound)
+  ORDER BY txid, id
+  LIMIT $4
+), entries AS MATERIALIZED (
+  -- Each change as JSON text, written once (materialized: its size is read twice below). An
+  -- upsert whose item this snapshot does not hold is a deletion: a transaction that read the
+  -- item just before another deleted it can record it live after that deletion (a company
+  -- renamed while one of its leads is deleted re-marks the lead), and its position, later than
+  -- the deletion's, must not leave a client holding the item.
+  SELECT page.txid, page.id, (CASE WHEN state.item IS NULL
+      THEN (SELECT row_to_json(deletion) FROM (
+        SELECT 'delete' AS op, page.id, to_char(page.changed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "changedAt") deletion)
+      ELSE (SELECT row_to_json(upsertion) FROM (
+        SELECT 'upsert' AS op, page.id, to_char(page.changed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "changedAt", state.item AS "lead") upsertion)
+    END)::text AS change
+  FROM page
+  -- OFFSET 0: kept a subquery, so that the item is written once, not once per use of it.
+  LEFT JOIN LATERAL (
+    SELECT (SELECT row_to_json(item) FROM leads row JOIN companies company ON company.id = row.company_id AND company.workspace_id = row.workspace_id
+    CROSS JOIN LATERAL (SELECT row.id AS "id", row.company_id AS "companyId", company.name AS "companyName", row.contact_name AS "contactName", row.contact_title AS "contactTitle", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.signal AS "signal", row.recommended_action AS "recommendedAction", row.status AS "status", to_char(row.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", row.contact_email AS "contactEmail", row.assigned_to_id AS "assignedToId") item
+    WHERE row.workspace_id = $1 AND row.id = page.id) AS item
+    WHERE NOT page.deleted
+    OFFSET 0
+  ) state ON true
+), kept AS MATERIALIZED (
+  -- The changes that start before the page's data reaches FEED_PAGE_MAX_BYTES.
+  SELECT txid, id, change FROM (
+    SELECT txid, id, change,
+      sum(octet_length(change)) OVER (ORDER BY txid, id ROWS UNBOUNDED PRECEDING)
+        - octet_length(change) AS before
+    FROM entries
+  ) sized
+  WHERE before < 4194304
+), last AS (
+  SELECT txid, id FROM kept ORDER BY txid DESC, id DESC LIMIT 1
+), whole AS (
+  SELECT (SELECT count(*) FROM kept) = (SELECT count(*) FROM entries) AS complete
+), position AS (
+  SELECT CASE WHEN (SELECT complete FROM whole) THEN $6::xid8 ELSE (SELECT txid FROM last) END
+      AS txid,
+    CASE WHEN (SELECT complete FROM whole) THEN $7::text ELSE (SELECT id FROM last) END AS id,
+    (SELECT complete FROM whole) AS complete
+)
+SELECT
+  EXISTS (SELECT FROM change_horizons horizon
+    WHERE horizon.workspace_id = $1 AND horizon.feed = 'leads'
+      AND ($2::xid8, $3::text) < (horizon.pruned_txid, horizon.pruned_id)
+      AND horizon.pruned_txid >= coalesce($5::xid8, (SELECT xmin FROM bound))) AS expired,
+  coalesce($5::xid8, (SELECT xmin FROM bound))::text AS pass,
+  (SELECT txid::text FROM position) AS txid,
+  (SELECT id FROM position) AS id,
+  (SELECT complete FROM position) AS complete,
+  -- More after the page: the workspace's greatest position, one entry read from the end of the
+  -- index. (An EXISTS over the positions after the page was planned as a sequential scan.)
+  (SELECT (latest.txid, latest.id) > ((SELECT txid FROM position), (SELECT id FROM position))
+    FROM lead_changes latest WHERE latest.workspace_id = $1
+    ORDER BY latest.txid DESC, latest.id DESC LIMIT 1) IS TRUE AS has_more,
+  -- One change a line, each ended by a newline (NDJSON): PostgreSQL writes JSON compact,
+  -- with no newline of its own.
+  coalesce((SELECT string_agg(change || E'\n', '' ORDER BY txid, id) FROM kept), '')
+    AS data
+)
+SELECT expired, pass, txid, id, has_more, complete, CASE WHEN $8::bigint IS NULL OR octet_length(data) <= $8::bigint
+    THEN data END AS data,
+  octet_length(data) AS bytes
+FROM sized;
+
+-- LEAD_CHANGE_STREAM_SQL.boundaries (src/leads/leads.sql.ts)
+-- GET /v1/leads/changes/stream: where the next $5 pages of $4 changes end, after ($2 txid, $3 id), from the feed's index.
+WITH snapshot AS MATERIALIZED (
+  SELECT pg_current_snapshot() AS taken
+), bound AS MATERIALIZED (
+  -- On the primary: the oldest transaction still running that could write these tables, else the
+  -- snapshot's xmax. A transaction is passed over only when pg_stat_activity shows its backend
+  -- connected to another database (where it cannot write here); xids are compared modulo 2^32,
+  -- unique among transactions running at once. Unidentified (a prepared transaction, a backend
+  -- gone since): it counts.
+  -- On a hot standby: the snapshot's xmin, the oldest transaction of the whole primary still
+  -- running at the replayed point. There the snapshot lists no running transaction (a standby
+  -- keeps them apart from its xip; pg_snapshot_xip is empty) and pg_stat_activity shows the
+  -- standby's own sessions, not the primary's writers: the expression above would give the xmax
+  -- and pass over transactions still running on the primary.
+  SELECT CASE WHEN pg_is_in_recovery()
+    THEN pg_snapshot_xmin((SELECT taken FROM snapshot))
+    ELSE coalesce(
+      (SELECT min(running) FROM pg_snapshot_xip((SELECT taken FROM snapshot)) running
+        WHERE NOT EXISTS (
+          SELECT FROM pg_stat_activity elsewhere
+          WHERE elsewhere.datname <> current_database()
+            AND elsewhere.backend_xid::text::numeric = running::text::numeric % 4294967296)),
+      pg_snapshot_xmax((SELECT taken FROM snapshot)))
+  END AS xmin
+), ahead AS MATERIALIZED (
+  SELECT txid, id, row_number() OVER (ORDER BY txid, id) AS n FROM (
+    SELECT txid, id FROM lead_changes
+    WHERE workspace_id = $1 AND (txid, id) > ($2::xid8, $3::text)
+      AND txid < (SELECT xmin FROM bound)
+    ORDER BY txid, id
+    LIMIT $4::bigint * $5::bigint
+  ) positions
+)
+SELECT txid::text AS txid, id FROM ahead
+WHERE n % $4 = 0 OR n = (SELECT max(n) FROM ahead)
+ORDER BY n;

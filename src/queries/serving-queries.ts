@@ -1,8 +1,13 @@
 import { API_KEY_BY_HASH_SQL, API_KEY_RECORD_USE_SQL } from '../auth/api-keys.sql';
-import { COMPANY_CHANGES_SQL, COMPANY_LIST, COMPANY_SQL } from '../companies/companies.sql';
+import {
+  COMPANY_CHANGE_STREAM_SQL,
+  COMPANY_CHANGES_SQL,
+  COMPANY_LIST,
+  COMPANY_SQL,
+} from '../companies/companies.sql';
 import { sizedFeedSql } from '../changes/change-feed';
 import { DATA_VERSION_STATEMENT } from '../items/item-sql';
-import { LEAD_CHANGES_SQL, LEAD_LIST, LEAD_SQL } from '../leads/leads.sql';
+import { LEAD_CHANGE_STREAM_SQL, LEAD_CHANGES_SQL, LEAD_LIST, LEAD_SQL } from '../leads/leads.sql';
 
 /** A statement of the serving path, as its module exports it. */
 interface ServingQuery {
@@ -74,6 +79,30 @@ export const SERVING_QUERIES: Record<string, ServingQuery[]> = {
         '$4 limit, $5 pass, $6 the largest data returned (bytes; null: any).',
       sql: sizedFeedSql(COMPANY_CHANGES_SQL),
     },
+    {
+      name: 'COMPANY_CHANGE_STREAM_SQL.lines',
+      source: 'src/companies/companies.sql.ts',
+      what:
+        'GET /v1/companies/changes/stream, its first page (and a page when no range is ahead), sized: ' +
+        "the feed's page with its changes as NDJSON lines. Parameters as the page's.",
+      sql: sizedFeedSql(COMPANY_CHANGE_STREAM_SQL.lines),
+    },
+    {
+      name: 'COMPANY_CHANGE_STREAM_SQL.range',
+      source: 'src/companies/companies.sql.ts',
+      what:
+        'GET /v1/companies/changes/stream, the pages read ahead, sized: the changes after ($2, $3) up ' +
+        'to ($6 txid, $7 id) as NDJSON lines, at most $4; $5 pass, $8 the largest data returned.',
+      sql: sizedFeedSql(COMPANY_CHANGE_STREAM_SQL.range, 8),
+    },
+    {
+      name: 'COMPANY_CHANGE_STREAM_SQL.boundaries',
+      source: 'src/companies/companies.sql.ts',
+      what:
+        'GET /v1/companies/changes/stream: where the next $5 pages of $4 changes end, after ($2 txid, ' +
+        "$3 id), from the feed's index.",
+      sql: COMPANY_CHANGE_STREAM_SQL.boundaries,
+    },
   ],
   leads: [
     {
@@ -106,6 +135,30 @@ export const SERVING_QUERIES: Record<string, ServingQuery[]> = {
         'GET /v1/leads/changes, sized (items/body-budget.ts). $1 workspace, $2 txid, $3 id, ' +
         '$4 limit, $5 pass, $6 the largest data returned (bytes; null: any).',
       sql: sizedFeedSql(LEAD_CHANGES_SQL),
+    },
+    {
+      name: 'LEAD_CHANGE_STREAM_SQL.lines',
+      source: 'src/leads/leads.sql.ts',
+      what:
+        'GET /v1/leads/changes/stream, its first page (and a page when no range is ahead), sized: ' +
+        "the feed's page with its changes as NDJSON lines. Parameters as the page's.",
+      sql: sizedFeedSql(LEAD_CHANGE_STREAM_SQL.lines),
+    },
+    {
+      name: 'LEAD_CHANGE_STREAM_SQL.range',
+      source: 'src/leads/leads.sql.ts',
+      what:
+        'GET /v1/leads/changes/stream, the pages read ahead, sized: the changes after ($2, $3) up ' +
+        'to ($6 txid, $7 id) as NDJSON lines, at most $4; $5 pass, $8 the largest data returned.',
+      sql: sizedFeedSql(LEAD_CHANGE_STREAM_SQL.range, 8),
+    },
+    {
+      name: 'LEAD_CHANGE_STREAM_SQL.boundaries',
+      source: 'src/leads/leads.sql.ts',
+      what:
+        'GET /v1/leads/changes/stream: where the next $5 pages of $4 changes end, after ($2 txid, ' +
+        "$3 id), from the feed's index.",
+      sql: LEAD_CHANGE_STREAM_SQL.boundaries,
     },
   ],
 };

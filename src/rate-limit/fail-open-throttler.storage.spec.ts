@@ -90,6 +90,17 @@ describe('FailOpenThrottlerStorage', () => {
     expect(warn).toHaveBeenCalledTimes(2);
   });
 
+  it('tells its observer of every failure, logged or not (the metrics count them)', async () => {
+    const failed = jest.fn();
+    storage.observer = { failed };
+    sharedUp = false;
+    for (let i = 0; i < 5; i++) await hit();
+    sharedUp = true;
+    await hit();
+    expect(failed).toHaveBeenCalledTimes(5);
+    expect(warn).toHaveBeenCalledTimes(1);
+  });
+
   it('goes back to the shared store as soon as it answers, and says so once', async () => {
     sharedUp = false;
     await hit();

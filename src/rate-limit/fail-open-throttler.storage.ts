@@ -16,6 +16,8 @@ const WARNING_INTERVAL_MS = 60_000;
  */
 export class FailOpenThrottlerStorage implements ThrottlerStorage {
   private readonly logger = new Logger('RateLimit');
+  /** Told of each failure of the shared store (the metrics). */
+  observer?: { failed: () => void };
   private outageReported = false;
   private lastWarningAt = Number.NEGATIVE_INFINITY;
 
@@ -57,6 +59,7 @@ export class FailOpenThrottlerStorage implements ThrottlerStorage {
   }
 
   private reportFailure(error: unknown): void {
+    this.observer?.failed();
     const now = this.clock.now();
     if (now - this.lastWarningAt < WARNING_INTERVAL_MS) return;
     this.lastWarningAt = now;

@@ -1,53 +1,105 @@
-import { Injectable, type NestMiddleware } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
-import { isWellFormedApiKey } from '../auth/api-key';
-import { announceKeyExpiration, bearerKey } from '../auth/api-key.guard';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { announceKeyExpiration } from '../auth/api-key.guard';
 import { ApiKeysService } from '../auth/api-keys.service';
+import { KeyedRoutes } from '../auth/keyed-routes';
 import { RecentKeys } from '../auth/recent-keys';
 import { Clock } from '../common/clock';
+import { errorEnvelope } from '../http/all-exceptions.filter';
+import { InFlightLimitException } from '../http/refusals';
+import { setCommonHeaders } from '../http/response-headers';
+import { setApiSecurityHeaders } from '../http/security-headers';
+import { ROOT_LOGGER } from '../logging/app-logger';
+import { markRefusal } from '../logging/refusal-reason';
+import { logWhenClosed } from '../logging/request-log';
 import { InFlightLimiter } from './in-flight-limiter';
-import { countInFlight, refuseInFlight } from './in-flight.guard';
+import { countInFlight, refusalHeaders } from './in-flight.guard';
 import { RefusalTurns } from './refusal-turns';
 
-// The endpoints that need a key (every path of them; routing is case-sensitive).
-const KEYED_PATH = /^\/v1\/(?:me|companies|leads)(?:\/[^/?]+)?\/?(?:\?|$)/;
+type Listener = (request: IncomingMessage, response: ServerResponse) => void;
 
 /**
  * A request whose key the database accepted within the last minute (RecentKeys) counts against
- * its workspace's in-flight limit from its arrival, before its key is checked again: over the
- * limit, it is refused here with InFlightGuard's 429; within it, it takes its place and goes on to
- * the key guard like any other (a key revoked since is still the 401, and its place is given back
- * with its answer). Nothing is admitted here.
+ * its workspace's in-flight limit from its arrival, before its key is checked again: within the
+ * limit it takes its place and goes on to the application like any other (a key revoked since is
+ * still the 401, and its place is given back with its answer); over it, it is refused here. Nothing
+ * is admitted here.
  *
- * Why at arrival and not after the key check: a wave of 300 requests of one workspace arriving
- * together found it with nothing in progress, so all 300 went to the database for their keys
- * before the first was counted. The quiet workspace's key check then waited behind 300 others:
- * 100 ms at p50 during the burst, measured (docs/benchmarks.md, (n)). Counted at arrival, 20 of
- * them query their key and the rest are refused without a statement.
+ * Counted at arrival, a wave of 300 requests of one workspace makes 20 key checks and 280 refusals
+ * without a statement, where counted after the check all 300 would query their key first, and
+ * another workspace's key check would wait behind them.
+ *
+ * The refusal is answered from the server's first request listener, before Express, Nest's router,
+ * guards and filter: the same status, envelope, headers and log line as InFlightGuard's, for a
+ * fraction of the CPU (docs/benchmarks.md, "Fair share": a burst's refusals are most of its
+ * requests).
  */
 @Injectable()
-export class InFlightOnArrival implements NestMiddleware {
+export class InFlightOnArrival {
+  private readonly turns = new RefusalTurns();
+
   constructor(
     private readonly keys: ApiKeysService,
+    private readonly keyedRoutes: KeyedRoutes,
     private readonly recent: RecentKeys,
     private readonly limiter: InFlightLimiter,
     private readonly clock: Clock,
+    @Inject(ROOT_LOGGER) private readonly logger: Logger,
   ) {}
 
-  private readonly turns = new RefusalTurns();
+  /** Puts the count at arrival in front of the server's request listeners (the application). */
+  install(server: Server): void {
+    const application = server.listeners('request') as Listener[];
+    server.removeAllListeners('request');
+    server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+      if (this.refuses(request, response)) return;
+      for (const listener of application) listener(request, response);
+    });
+  }
 
-  async use(request: Request, response: Response, next: NextFunction): Promise<void> {
-    if (!KEYED_PATH.test(request.originalUrl)) return next();
-    const key = bearerKey(request);
-    if (key === undefined || !isWellFormedApiKey(key)) return next();
-    const auth = this.recent.find(this.keys.hash(key), this.clock.now());
-    if (auth === undefined) return next();
-    if (countInFlight(this.limiter, auth.workspace.id, request, response)) return next();
+  /** True when the request is refused here (its answer is under way). */
+  private refuses(request: IncomingMessage, response: ServerResponse): boolean {
+    const method = request.method;
+    if (
+      (method !== 'GET' && method !== 'HEAD') ||
+      !this.keyedRoutes.isKeyedRead(request.url ?? '')
+    ) {
+      return false;
+    }
+    const presented = this.keys.presentedKey(request);
+    if (presented === undefined) return false;
+    const auth = this.recent.find(presented.hash, this.clock.now());
+    if (auth === undefined) return false;
+    // Express's request and response are these same objects, extended once they reach it.
+    const expressRequest = request as Request;
+    if (countInFlight(this.limiter, auth.workspace.id, expressRequest, response as Response)) {
+      return false;
+    }
+    expressRequest.auth = auth;
+    logWhenClosed(this.logger, expressRequest, response);
     // The refusal waits its turn behind the requests being served (refusal-turns.ts).
-    await this.turns.next();
-    // For the request's log line: the response ends here, nothing else reads it.
-    request.auth = auth;
-    announceKeyExpiration(response, auth);
-    refuseInFlight(response, this.limiter.limit);
+    void this.turns.next().then(() => this.refuse(expressRequest, response));
+    return true;
+  }
+
+  private refuse(request: Request, response: ServerResponse): void {
+    if (response.destroyed) return;
+    // What the application's middleware and filter set on this 429 (app.setup.ts, InFlightGuard).
+    setApiSecurityHeaders(response);
+    setCommonHeaders(request, response);
+    response.setHeader('Vary', 'Accept-Encoding');
+    if (request.auth) announceKeyExpiration(response, request.auth);
+    refusalHeaders(response, this.limiter.limit);
+    markRefusal(response, 'in_flight_limit');
+    const refusal = new InFlightLimitException(this.limiter.limit);
+    const body = JSON.stringify(
+      errorEnvelope(refusal.getStatus(), refusal.message, request.url ?? ''),
+    );
+    response.statusCode = refusal.getStatus();
+    response.setHeader('Content-Type', 'application/json; charset=utf-8');
+    response.setHeader('Content-Length', Buffer.byteLength(body));
+    response.end(body);
   }
 }

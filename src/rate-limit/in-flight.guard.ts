@@ -1,5 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { InFlightLimitException } from '../http/refusals';
 import { InFlightLimiter } from './in-flight-limiter';
 import { setInFlightHeaders } from '../http/rate-limit-headers';
@@ -30,18 +31,17 @@ export function countInFlight(
   if (release === false) return false;
   request.inFlightFor = workspaceId;
   // A client that left while its key was being checked: its 'close' has been and gone, and a
-  // listener added now would never run, keeping the place taken for good (measured before this
-  // line: 300 requests cut at random left the workspace refused on every request after).
+  // listener added now would never run, keeping the place taken for good (without this line, 300
+  // requests cut at random leave the workspace refused on every request after).
   if (response.closed) release();
   else response.once('close', release);
   return true;
 }
 
-/** Refuses a request over its workspace's in-flight limit: 429, `Retry-After: 1`. */
-export function refuseInFlight(response: Response, limit: number): never {
+/** The headers of a refusal for the in-flight limit: `Retry-After: 1`, none of it left. */
+export function refusalHeaders(response: ServerResponse, limit: number): void {
   response.setHeader('Retry-After', String(IN_FLIGHT_RETRY_AFTER_SECONDS));
   setInFlightHeaders(response, limit, 0);
-  throw new InFlightLimitException(limit);
 }
 
 /**
@@ -50,7 +50,8 @@ export function refuseInFlight(response: Response, limit: number): never {
  * service almost nothing either). It is refused at once, before any statement of its own, with
  * 429 and `Retry-After: 1`; an admitted one counts until its response is over or its client has
  * gone. A request of a key accepted within the last minute was counted at its arrival already
- * (in-flight-on-arrival.ts), and most refusals of a burst come from there, without a statement.
+ * (in-flight-on-arrival.ts), and most refusals of a burst come from there, without a statement
+ * and before the framework.
  */
 @Injectable()
 export class InFlightGuard implements CanActivate {
@@ -63,7 +64,8 @@ export class InFlightGuard implements CanActivate {
     if (workspaceId === undefined) return true;
     const response = http.getResponse<Response>();
     if (!countInFlight(this.limiter, workspaceId, request, response)) {
-      refuseInFlight(response, this.limiter.limit);
+      refusalHeaders(response, this.limiter.limit);
+      throw new InFlightLimitException(this.limiter.limit);
     }
     setInFlightHeaders(response, this.limiter.limit, this.limiter.remaining(workspaceId));
     return true;

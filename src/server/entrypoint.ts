@@ -5,14 +5,18 @@ import { exitOnSignalUntilServing } from './start-signals';
 /*
  * The container's command (`npm run start:migrate` outside one): the pending migrations, then the
  * server, in this one node process. As PID 1 it receives the SIGTERM of `docker stop` at every
- * moment; the `sh -c "migrate && exec node"` it replaces ignored SIGTERM until the server started,
- * so a replica waiting on the migration lock was killed after the stop timeout (measured with
- * `podman stop -t 8`: 8.15 s, exit 137; now under a second, exit 0).
+ * moment, and exits 0 at once until it serves (start-signals.ts). A shell running the migrations
+ * and then node would ignore SIGTERM until the server started: a replica waiting on the migration
+ * lock would be killed at the stop timeout (measured with `podman stop -t 8`: 8.15 s and exit 137
+ * that way, under a second and exit 0 this way).
  */
 async function migrateThenServe(): Promise<void> {
   // Before anything heavier loads (the server's modules take about half a second).
   exitOnSignalUntilServing();
   if (existsSync('.env')) process.loadEnvFile('.env');
+  // Before the modules it instruments load (the migrator's pg, then the server's).
+  const { startTracing } = await import('../tracing/tracing.js');
+  await startTracing('visitor-read-api');
   const { createStartLogger } = await import('../logging/start-logger.js');
   const logger = createStartLogger();
   try {

@@ -1,5 +1,7 @@
 import { type INestApplication, Logger } from '@nestjs/common';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { Draining } from '../common/draining';
+import { stopTracing } from '../tracing/tracing';
 import { handOverSignals } from './start-signals';
 
 /** How long requests in flight may take to finish once a shutdown starts. */
@@ -34,6 +36,8 @@ export function enableGracefulShutdown(app: INestApplication, graceMs = GRACE_MS
   const shutDown = async (signal: NodeJS.Signals): Promise<void> => {
     logger.log(`${signal}: closing the HTTP server with ${inFlight.size} requests in flight`);
     closing = true;
+    // Long responses (change streams) end by themselves, with their cursor, within the drain.
+    app.get(Draining).begin();
     for (const response of inFlight) {
       if (!response.headersSent) response.setHeader('Connection', 'close');
     }
@@ -42,6 +46,8 @@ export function enableGracefulShutdown(app: INestApplication, graceMs = GRACE_MS
     }
     // Only now the pool and the other resources: no request is left to need them.
     await app.close();
+    // The last requests' spans, when tracing is on (bounded by the hard limit above).
+    await stopTracing();
     logger.log('Shut down');
   };
 

@@ -9,7 +9,7 @@ import { setServerTimeouts } from './server-timeouts';
 
 /**
  * Serves a created application as production does: pino logs, timeouts, graceful shutdown. Its
- * callers are main.ts and the benchmark's naive variant, so that both run the same server. A
+ * callers are server/serve.ts and the benchmark's naive variant, so that both run the same server. A
  * database without this service's tables, or a port in use, stops the start with a StartupError
  * that says what to do.
  */

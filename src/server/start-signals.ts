@@ -21,7 +21,7 @@ function exitAtOnce(signal: NodeJS.Signals): void {
   process.exit(0);
 }
 
-/** Once per process: the entry point installs it, then serve.ts (started by it or by main.ts) again. */
+/** Once per process: the entry point installs it, then serve.ts (started by it, or alone by `npm run start:prod`) again. */
 export function exitOnSignalUntilServing(): void {
   for (const signal of SIGNALS) {
     if (!process.listeners(signal).includes(exitAtOnce)) process.on(signal, exitAtOnce);

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { Clock } from '../common/clock';
 import { Environment, requireWebhookSecretKey } from '../config/environment';
 import { Database } from '../database/database';
-import { newSigningSecret } from './delivery/secret';
+import { newSigningSecret } from './signing-secret';
 import { sealSecret } from './secret-box';
 import { EVENT_TYPES, type EventType } from './webhook-events';
 import { urlProblem } from './webhook-url';
@@ -20,7 +20,7 @@ import {
   rotateSecret,
   setEndpointEnabled,
   workspaceExists,
-} from './webhooks.sql';
+} from './sql/endpoints.sql';
 
 /** How long a rotated-out secret still signs deliveries, beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;

@@ -1,46 +1,16 @@
-import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
 import { existsSync } from 'node:fs';
-import type { Logger } from 'pino';
-import { StartupError } from '../common/startup-error';
-import { Environment } from '../config/environment';
-import { AppLogger } from '../logging/app-logger';
-import { WORKER_LOGGER, workerLogger, WorkerModule } from './worker.module';
+import { startTracing } from '../tracing/tracing';
 
-/**
- * `npm run start:worker`: the webhook worker, from the same build and image as the server.
- * SIGTERM (or SIGINT) drains it: the attempts in flight finish and are recorded, then it exits 0.
+/*
+ * `npm run start:worker`: the webhook worker, from the same build and image as the server
+ * (run-worker.ts). Tracing, when OTEL_EXPORTER_OTLP_ENDPOINT asks for it, starts before the
+ * worker's modules load, so that its instrumentations patch them as they do.
  */
 async function main(): Promise<void> {
   if (existsSync('.env')) process.loadEnvFile('.env');
-  // The context is up once the worker has started (its bootstrap hook). Nest's own lines are the
-  // worker's JSON lines once it has its logger; a failure to start is main's one fatal line.
-  const app = await NestFactory.createApplicationContext(WorkerModule, {
-    logger: false,
-    abortOnError: false,
-  });
-  const logger = app.get<Logger>(WORKER_LOGGER);
-  app.useLogger(new AppLogger(logger));
-  if (app.get(Environment).WEBHOOK_ALLOW_PRIVATE_NETWORKS) {
-    logger.warn('WEBHOOK_ALLOW_PRIVATE_NETWORKS is on: webhooks may reach private addresses');
-  }
-  const shutDown = (signal: NodeJS.Signals) => {
-    logger.info(`${signal}: draining the webhook worker`);
-    // The worker drains in its destroy hook, before the database's pools close.
-    app.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'webhook worker did not stop cleanly');
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', shutDown);
-  process.once('SIGINT', shutDown);
+  await startTracing('visitor-read-api-webhook-worker');
+  const { runWorker, failedToStart } = await import('./run-worker.js');
+  await runWorker().catch(failedToStart);
 }
 
-main().catch((error: unknown) => {
-  const message = error instanceof StartupError ? error.message : String(error);
-  workerLogger('info').fatal(message);
-  process.exit(1);
-});
+void main();

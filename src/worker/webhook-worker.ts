@@ -3,11 +3,12 @@ import PgBoss from 'pg-boss';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { Clock } from '../common/clock';
-import { DEFAULT_TIMEOUT_MS } from '../webhooks/delivery/send-webhook';
-import { DeliverySlots, SLOW_ATTEMPT_MS } from '../webhooks/delivery-slots';
-import { type FetchedJob, WebhookDelivery } from '../webhooks/webhook-delivery';
-import { WebhookDispatcher } from '../webhooks/webhook-dispatcher';
-import { DELIVERY_QUEUE, type DeliveryJob } from '../webhooks/webhook-queue';
+import { DEFAULT_TIMEOUT_MS } from './delivery/send-webhook';
+import { DeliverySlots, SLOW_ATTEMPT_MS } from './delivery-slots';
+import { type DeliveryOptions, type FetchedJob, WebhookDelivery } from './webhook-delivery';
+import { WebhookDispatcher } from './webhook-dispatcher';
+import { DELIVERY_QUEUE, type DeliveryJob } from './webhook-queue';
+import { RetryPacing } from './retry-pacing';
 
 export interface WebhookWorkerOptions {
   /**
@@ -36,6 +37,8 @@ export interface WebhookWorkerOptions {
   perEndpoint?: number;
   /** Jobs fetched at a time. */
   batchSize?: number;
+  /** Each attempt once recorded (the metrics: worker-metrics.ts). */
+  onRecorded?: DeliveryOptions['onRecorded'];
 }
 
 // Up to 200 jobs held per worker, as the 8 loops of 25 it had (docs/benchmarks.md, (w)), and at
@@ -53,6 +56,10 @@ const POLLING_INTERVAL_MS = 500;
 const MAX_JOB_WAIT_SECONDS = 24 * 60 * 60;
 const STOP_TIMEOUT_MS = 30_000;
 const MAX_WARNED_REFUSALS = 10_000;
+// While the database is away, a failing step waits from 200 ms (the dispatch interval), doubling,
+// up to 30 s between tries (retry-pacing.ts).
+const RETRY_BASE_MS = 200;
+const RETRY_MAX_MS = 30_000;
 
 function hostOf(url: string): string {
   try {
@@ -80,7 +87,12 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private dispatching?: Promise<void>;
   private fetching?: Promise<void>;
   private wakeFetch?: () => void;
+  private started = false;
   private stopped = false;
+  private readonly dispatchRetries: RetryPacing;
+  private readonly fetchRetries: RetryPacing;
+  private readonly deferRetries: RetryPacing;
+  private readonly bossErrors: RetryPacing;
 
   constructor(private readonly options: WebhookWorkerOptions) {
     this.pool = options.pool;
@@ -93,8 +105,20 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
       // Expired jobs (their worker died) are found and retried at this pace: one lease.
       maintenanceIntervalSeconds: Math.max(1, Math.ceil(leaseMs / 1000)),
     });
-    this.boss.on('error', (error) => options.logger.error({ err: error }, 'pg-boss error'));
     const clock = options.clock ?? new Clock();
+    const retries = (step: string) =>
+      new RetryPacing(step, options.logger, {
+        baseMs: RETRY_BASE_MS,
+        maxMs: RETRY_MAX_MS,
+        now: () => clock.now(),
+        random: options.random ?? Math.random,
+      });
+    this.dispatchRetries = retries('webhook dispatch');
+    this.fetchRetries = retries('fetching webhook jobs');
+    this.deferRetries = retries('putting webhook jobs back');
+    // pg-boss's own maintenance, on its own schedule: paced in the log only.
+    this.bossErrors = retries('pg-boss maintenance');
+    this.boss.on('error', (error) => void this.bossErrors.failed(error));
     this.slots = new DeliverySlots<FetchedJob>(
       options.capacity ?? DEFAULT_CAPACITY,
       options.perEndpoint ?? DEFAULT_PER_ENDPOINT,
@@ -114,6 +138,7 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
       random: options.random ?? Math.random,
       maxJobWaitSeconds: options.maxJobWaitSeconds ?? MAX_JOB_WAIT_SECONDS,
       onRefused: (endpointId, url, reason) => this.warnRefused(endpointId, url, reason),
+      onRecorded: options.onRecorded,
     });
     this.dispatcher = new WebhookDispatcher(this.pool, this.boss, clock, this.delivery.leaseMs);
   }
@@ -135,6 +160,11 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
     );
   }
 
+  /** Started, and not stopping: it takes jobs (the readiness probe, worker-probes.ts). */
+  get running(): boolean {
+    return this.started && !this.stopped;
+  }
+
   /** In the worker process, once its context is up (worker.module.ts). */
   onApplicationBootstrap(): Promise<void> {
     return this.start();
@@ -151,6 +181,7 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
     await this.boss.createQueue(DELIVERY_QUEUE);
     this.fetching = this.fetchLoop();
     this.scheduleDispatch(0);
+    this.started = true;
     this.options.logger.info(
       `webhook worker started (${this.slots.capacity} attempts in flight at most, ` +
         `${this.slots.perEndpoint} per endpoint)`,
@@ -182,10 +213,12 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private async fetchLoop(): Promise<void> {
     const batchSize = this.options.batchSize ?? DEFAULT_BATCH_SIZE;
     while (!this.stopped) {
+      let retryInMs = 0;
       try {
         await this.delivery.deferWaitingOfSlowEndpoints();
+        this.deferRetries.succeeded();
       } catch (error) {
-        this.options.logger.error({ err: error }, 'putting webhook jobs back failed; retrying');
+        retryInMs = this.deferRetries.failed(error);
       }
       const room = Math.min(this.slots.room, batchSize);
       if (room === 0) {
@@ -197,12 +230,14 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
       let jobs: PgBoss.Job<DeliveryJob>[] = [];
       try {
         jobs = await this.boss.fetch<DeliveryJob>(DELIVERY_QUEUE, { batchSize: room });
+        this.fetchRetries.succeeded();
+        this.bossErrors.succeeded();
       } catch (error) {
-        this.options.logger.error({ err: error }, 'fetching webhook jobs failed; retrying');
+        retryInMs = Math.max(retryInMs, this.fetchRetries.failed(error));
       }
       this.slots.release(room - jobs.length);
       if (jobs.length === 0) {
-        await this.nap(POLLING_INTERVAL_MS);
+        await this.nap(Math.max(retryInMs, POLLING_INTERVAL_MS));
         continue;
       }
       // Its jobs stay active if this fails, and are retried once they expire.
@@ -237,15 +272,16 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
 
   private async dispatchOnce(): Promise<void> {
     let work = 0;
+    let retryInMs = 0;
     try {
       work = await this.dispatcher.dispatchAll();
+      this.dispatchRetries.succeeded();
       // The jobs just queued are taken now, not at the next poll.
       if (work > 0) this.wakeFetch?.();
     } catch (error) {
-      this.options.logger.error({ err: error }, 'webhook dispatch failed; retrying');
+      retryInMs = this.dispatchRetries.failed(error);
     }
-    this.scheduleDispatch(
-      work > 0 ? 0 : (this.options.dispatchIntervalMs ?? DEFAULT_DISPATCH_INTERVAL_MS),
-    );
+    const interval = this.options.dispatchIntervalMs ?? DEFAULT_DISPATCH_INTERVAL_MS;
+    this.scheduleDispatch(work > 0 ? 0 : Math.max(retryInMs, interval));
   }
 }

@@ -57,6 +57,23 @@ export async function withServer<T>(run: (client: Client) => Promise<T>): Promis
   }
 }
 
+/**
+ * The database goes away (no new connection, the open ones ended: theirs too, so a client of the
+ * caller's needs an `error` listener) or comes back.
+ */
+export async function allowConnections(database: TestDatabase, allowed: boolean): Promise<void> {
+  const name = decodeURIComponent(new URL(database.directUrl).pathname.slice(1));
+  await withServer(async (client) => {
+    await client.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS ${allowed}`);
+    if (!allowed) {
+      await client.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1',
+        [name],
+      );
+    }
+  });
+}
+
 /** A new database: migrated (a clone of the template) by default, or empty. */
 export async function createTestDatabase(
   options: { migrated?: boolean } = {},

@@ -4,6 +4,7 @@ import type {
   Company,
   Contact,
   Lead,
+  Prisma,
   PrismaClient,
   Workspace,
 } from '../../src/generated/prisma/client';
@@ -52,35 +53,101 @@ export async function createApiKey(
   return { id: created.id, key };
 }
 
+/** A company's columns with defaults, for `create` or one multi-row `createMany`. */
+export function companyRow(
+  workspaceId: string,
+  overrides: Partial<Omit<Company, 'workspaceId'>> = {},
+): Prisma.CompanyCreateManyInput {
+  const n = next();
+  return {
+    id: `co_${n}`,
+    workspaceId,
+    name: `Company ${n}`,
+    domain: `company-${n}.example`,
+    industry: 'Software',
+    size: '51-200',
+    country: 'France',
+    city: 'Lyon',
+    revenue: '10M-50M',
+    siren: null,
+    intentScore: 50,
+    intentLevel: 'warm',
+    icpScore: 60,
+    commercialScore: 55,
+    crmStatus: 'new',
+    visitsCount: 3,
+    firstSeen: new Date('2026-02-01T08:00:00.000Z'),
+    lastSeen: new Date('2026-02-20T17:30:00.000Z'),
+    ...overrides,
+  };
+}
+
+/**
+ * An INSERT of one company (companyRow's columns) and its values, for a test's own connection (a
+ * transaction left open, a writer that commits late); `suffix` ends the statement (ON CONFLICT ...).
+ */
+export function companyInsert(
+  row: Prisma.CompanyCreateManyInput,
+  suffix = '',
+): [string, unknown[]] {
+  const entries = Object.entries(row).filter(([, value]) => value !== undefined);
+  const columns = entries.map(([name]) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
+  const places = entries.map((_, i) => `$${i + 1}`);
+  return [
+    `INSERT INTO companies (${columns.join(', ')}) VALUES (${places.join(', ')}) ${suffix}`,
+    entries.map(([, value]) => value),
+  ];
+}
+
 export async function createCompany(
   db: PrismaClient,
   workspaceId: string,
   overrides: Partial<Omit<Company, 'workspaceId'>> = {},
 ): Promise<Company> {
-  const n = next();
-  return db.company.create({
-    data: {
-      id: `co_${n}`,
-      workspaceId,
-      name: `Company ${n}`,
-      domain: `company-${n}.example`,
-      industry: 'Software',
-      size: '51-200',
-      country: 'France',
-      city: 'Lyon',
-      revenue: '10M-50M',
-      siren: null,
-      intentScore: 50,
-      intentLevel: 'warm',
-      icpScore: 60,
-      commercialScore: 55,
-      crmStatus: 'new',
-      visitsCount: 3,
-      firstSeen: new Date('2026-02-01T08:00:00.000Z'),
-      lastSeen: new Date('2026-02-20T17:30:00.000Z'),
-      ...overrides,
-    },
+  return db.company.create({ data: companyRow(workspaceId, overrides) });
+}
+
+/**
+ * `count` companies of the workspace in one statement, ids `co_<workspace id>_<index>` in the
+ * order of their scores (from 90 down by `scoreStep`, never below 0), each with `contactsEach`
+ * contacts. Returns the ids.
+ */
+export async function insertCompanies(
+  db: PrismaClient,
+  workspaceId: string,
+  count: number,
+  options: { scoreStep?: number; contactsEach?: number } = {},
+): Promise<string[]> {
+  const { scoreStep = 1, contactsEach = 0 } = options;
+  const ids = Array.from(
+    { length: count },
+    (_, i) => `co_${workspaceId}_${String(i).padStart(5, '0')}`,
+  );
+  await db.company.createMany({
+    data: ids.map((id, i) =>
+      companyRow(workspaceId, {
+        id,
+        name: `Company ${i}`,
+        domain: `company-${i}.example`,
+        intentScore: Math.max(0, 90 - i * scoreStep),
+      }),
+    ),
   });
+  if (contactsEach > 0) {
+    await db.contact.createMany({
+      data: ids.flatMap((companyId) =>
+        Array.from({ length: contactsEach }, (_, j) => ({
+          id: `ct_${companyId}_${j}`,
+          workspaceId,
+          companyId,
+          name: `Contact ${j}`,
+          jobTitle: 'Head of Growth',
+          seniority: 'director' as const,
+        })),
+      ),
+    });
+  }
+  return ids;
 }
 
 export async function createContact(

@@ -7,7 +7,7 @@ import {
 import type { Field } from '../../src/items/fields';
 
 /*
- * Companies as large as the bounds allow (src/items/response-size.ts): every text field at its
+ * Companies as large as the bounds allow (test/support/response-size.ts): every text field at its
  * maximum length in the character that weighs most once written as JSON (U+0001, `\u0001`: 6
  * bytes), after an emoji, so that the server holds the body as a two-byte string (2 bytes of heap a
  * character); numbers and dates at their longest; each company with its maximum of contacts,

@@ -13,7 +13,7 @@ import {
   maxChangePageBytes,
   maxListPageBytes,
   maxObjectBytes,
-} from '../../src/items/response-size';
+} from './response-size';
 
 /** The largest bodies of the API, in bytes of UTF-8 (response-size.ts; docs/api.md, "Sizes"). */
 export function largestResponses() {

@@ -74,17 +74,20 @@ function checkBeyondTheValidator(document: OpenAPIObject) {
   // Per operation and status: the check of a body given to res.json, and of JSON text sent as is.
   // Literal paths by key; templated ones (`/v1/companies/{id}`) as patterns, tried after them, as
   // the routes are declared (`/v1/companies/changes` before `/v1/companies/:id`).
-  const checks = new Map<string, Map<number, { json: Check; text: Check }>>();
+  type Checks = { json: Check; text: Check; ndjson: Check; headers: Check };
+  const checks = new Map<string, Map<number, Checks>>();
   const templated: { method: string; pattern: RegExp; key: string }[] = [];
   for (const [path, item] of Object.entries(document.paths)) {
     for (const method of ['get', 'post', 'put', 'patch', 'delete'] as const) {
       const operation: OperationObject | undefined = item[method];
       if (!operation) continue;
-      const byStatus = new Map<number, { json: Check; text: Check }>();
+      const byStatus = new Map<number, Checks>();
       for (const [status, response] of Object.entries(operation.responses)) {
         byStatus.set(Number(status), {
           json: checkOf(response as ResponseObject, Number(status) >= 500),
           text: checkOf(response as ResponseObject, true),
+          ndjson: checkOf(response as ResponseObject, true, 'application/x-ndjson'),
+          headers: checkOf(response as ResponseObject, false),
         });
       }
       const key = `${method.toUpperCase()} ${path}`;
@@ -99,8 +102,12 @@ function checkBeyondTheValidator(document: OpenAPIObject) {
     }
   }
 
-  function checkOf(response: ResponseObject, validateBody: boolean): Check {
-    const schema = response.content?.['application/json']?.schema;
+  function checkOf(
+    response: ResponseObject,
+    validateBody: boolean,
+    type = 'application/json',
+  ): Check {
+    const schema = response.content?.[type]?.schema;
     const body =
       validateBody &&
       schema &&
@@ -138,7 +145,7 @@ function checkBeyondTheValidator(document: OpenAPIObject) {
     const byStatus = key === undefined ? undefined : checks.get(key);
     if (!byStatus) return next();
     let answeredWithJson = false;
-    const checkBody = (kind: 'json' | 'text', body: unknown): void => {
+    const checkBody = (kind: keyof Checks, body: unknown): void => {
       answeredWithJson = true;
       const check = byStatus.get(response.statusCode);
       // An undocumented status below 500 is reported by the validator already, for res.json.
@@ -169,9 +176,42 @@ function checkBeyondTheValidator(document: OpenAPIObject) {
       }
       return send(body);
     };
+    // Newline-delimited JSON (the change streams): each line against the schema of a line, once
+    // the stream ends; the lines of a compressed one are not read.
+    const written: Buffer[] = [];
+    const isNdjson = () =>
+      String(response.getHeader('content-type') ?? '').startsWith('application/x-ndjson');
+    const collect = (chunk: unknown) => {
+      if (typeof chunk === 'string' || Buffer.isBuffer(chunk)) written.push(Buffer.from(chunk));
+    };
+    const write = response.write.bind(response);
+    response.write = ((chunk: unknown, ...rest: unknown[]) => {
+      if (isNdjson()) collect(chunk);
+      return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
+    }) as typeof response.write;
     // At end() rather than on 'finish', which may come after the client has the response.
     const end = response.end.bind(response);
     response.end = ((...args: Parameters<typeof end>) => {
+      if (isNdjson()) {
+        if (typeof args[0] !== 'function') collect(args[0]);
+        answeredWithJson = true;
+        const compressed = response.getHeader('content-encoding') !== undefined;
+        const lines = compressed ? [] : Buffer.concat(written).toString('utf8').split('\n');
+        if (lines.at(-1) === '') lines.pop();
+        checkBody('headers', undefined);
+        for (const line of lines) {
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(line);
+          } catch {
+            record(request, response.statusCode, `a line is not valid JSON: ${line.slice(0, 80)}`);
+          }
+          const problems = byStatus.get(response.statusCode)?.ndjson(response, parsed) ?? [];
+          for (const problem of problems.filter((text) => text.startsWith('the body'))) {
+            record(request, response.statusCode, `a line: ${problem}`);
+          }
+        }
+      }
       // A 304 has no body (RFC 9110, 15.4.5), and the document gives it none.
       if (!answeredWithJson && response.statusCode !== 304) {
         record(request, response.statusCode, 'not answered with JSON');

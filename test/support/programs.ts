@@ -9,6 +9,7 @@ export const PROGRAMS = {
   pgbouncer: { path: '/usr/sbin/pgbouncer', package: 'pgbouncer' },
   pgBasebackup: { path: '/usr/lib/postgresql/15/bin/pg_basebackup', package: 'postgresql-15' },
   chromium: { path: '/usr/bin/chromium', package: 'chromium' },
+  promtool: { path: '/usr/bin/promtool', package: 'prometheus' },
 } as const;
 
 type Program = keyof typeof PROGRAMS;

@@ -17,6 +17,8 @@ export interface RawResponse {
   status: number;
   headers: IncomingHttpHeaders;
   text: string;
+  /** The body's bytes as received (compressed ones too). */
+  body: Buffer;
 }
 
 /** One request through node:http: `path` goes on the request line exactly as given. */
@@ -36,12 +38,13 @@ export function send(
         agent: options.agent ?? false,
       },
       (response) => {
-        let text = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (text += chunk));
-        response.on('end', () =>
-          resolve({ status: response.statusCode ?? 0, headers: response.headers, text }),
-        );
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const body = Buffer.concat(chunks);
+          const text = body.toString('utf8');
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, text, body });
+        });
         response.on('error', reject);
       },
     );

@@ -10,7 +10,11 @@ import { Pool } from 'pg';
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import type { Clock } from '../../src/common/clock';
-import { poolConfig, sessionSettingsSource } from '../../src/database/pool-config';
+import {
+  handleConnectionErrors,
+  poolConfig,
+  sessionSettingsSource,
+} from '../../src/database/pool-config';
 import { WebhookWorker, type WebhookWorkerOptions } from '../../src/worker/webhook-worker';
 
 /** The key the tests seal secrets under (WEBHOOK_SECRET_KEY). */
@@ -114,6 +118,8 @@ export function testWorker(
   const pool = new Pool(
     poolConfig(databaseUrl, sessionSettingsSource(process.env.DATABASE_POOLER)),
   );
+  // As the Database's pools do (a test's outage ends the connections); it logs the idle ones.
+  handleConnectionErrors(pool, () => undefined);
   const worker = new WebhookWorker({
     pool,
     databaseUrl,

@@ -7,7 +7,12 @@
  *   (SYNC_STATE_FILE, default sync-state.json: the cursors; SYNC_STORE_DIR, default crm: the copy)
  *
  * Run it as often as you like (one run at a time): each run reads each feed from its stored cursor
- * until caught up, then exits. The recipe, per feed (GET /v1/companies/changes, /v1/leads/changes):
+ * until caught up, then exits. It reads each feed through its stream (GET
+ * /v1/companies/changes/stream, /v1/leads/changes/stream): the first run's whole initial load in
+ * one request (a few for a large workspace: a stream ends after five minutes and the client goes
+ * on), each later run's catch-up likewise. The client yields the stream in batches shaped as the
+ * feed's pages, one per checkpoint, and resumes a dropped stream from its last checkpoint; with
+ * `limit` the run reads pages of that size instead. The recipe is the same either way, per feed:
  * - No stored cursor: the feed starts from the beginning, every live item as an upsert, then every
  *   later change. Store `nextCursor` and pass it next time: only what changed since comes.
  * - Apply each page in order: an upsert replaces the item with this `id` (it is the item as it is
@@ -73,7 +78,10 @@ export interface SyncOptions {
   stateFile: string;
   /** The CRM stand-in: companies.json and leads.json in this directory. */
   storeDir: string;
-  /** Changes per request (1..1000; the client's default, 1000, when absent). */
+  /**
+   * Read the feeds by pages of this many changes (1..1000) instead of through their streams
+   * (absent: the streams).
+   */
   limit?: number;
   /** Waits for held-back changes before a run gives up (the client's default when absent). */
   maxWaits?: number;
@@ -92,12 +100,18 @@ export async function runSync(options: SyncOptions): Promise<SyncResult> {
   const state = await readState(options.stateFile);
   const companies: Feed<CompanyUpsert, unknown> = {
     name: 'companies',
-    pages: (cursor) => client.companyChanges({ cursor, limit, maxWaits }),
+    pages: (cursor) =>
+      limit === undefined
+        ? client.companyChangeStream({ cursor, maxWaits })
+        : client.companyChanges({ cursor, limit, maxWaits }),
     item: (upsert) => upsert.company,
   };
   const leads: Feed<LeadUpsert, unknown> = {
     name: 'leads',
-    pages: (cursor) => client.leadChanges({ cursor, limit, maxWaits }),
+    pages: (cursor) =>
+      limit === undefined
+        ? client.leadChangeStream({ cursor, maxWaits })
+        : client.leadChanges({ cursor, limit, maxWaits }),
     item: (upsert) => upsert.lead,
   };
   return {

@@ -4,6 +4,9 @@ import { parseRateLimits, type RateLimits } from './rate-limit.js';
 import type {
   ChangeFeedOptions,
   ChangePage,
+  ChangeStreamOptions,
+  CompanyChange,
+  LeadChange,
   ChangesParams,
   Company,
   CompanyChangePage,
@@ -57,6 +60,9 @@ const MAX_HELD_BACK_WAITS = 10;
 
 /** A query's parameters: only those given are sent (the API refuses an empty one with a 400). */
 type Query = Record<string, string | number | Date | readonly string[] | undefined>;
+
+/** The media type of the change streams: newline-delimited JSON. */
+const NDJSON = 'application/x-ndjson';
 
 /** The compressions the client accepts; the service prefers br when both are. */
 const ACCEPT_ENCODING = 'br, gzip';
@@ -168,6 +174,33 @@ export class Client {
     return this.follow((params) => this.listLeadChanges(params), options);
   }
 
+  /**
+   * The company change feed from `cursor` (none: from the start) through its NDJSON stream
+   * (`GET /v1/companies/changes/stream`): a whole workspace in one request, or a few. Yields one
+   * batch per checkpoint of the stream, shaped as a page (`data`, `nextCursor`, `hasMore`): apply
+   * its `data`, then store its `nextCursor`, as with `companyChanges()`. The last batch has
+   * `hasMore: false`: caught up.
+   *
+   * A stream cut before its last line (a dropped connection, a restart of the service) is read
+   * again from the last checkpoint yielded, with backoff (`maxRetries` times in a row without a
+   * checkpoint); the changes after that checkpoint were not yielded, so none is yielded twice. A
+   * stream that ends at its time bound is followed at once by the next; one that ends at changes
+   * held back behind an older transaction, after a wait (as `companyChanges()`, `maxWaits`).
+   * A `CursorExpiredError` (410): start again without a cursor and rebuild the copy.
+   */
+  companyChangeStream(
+    options: ChangeStreamOptions = {},
+  ): AsyncGenerator<ChangePage<CompanyChange>, void> {
+    return this.stream<CompanyChange>('/v1/companies/changes/stream', options);
+  }
+
+  /** The lead change feed through its stream: as `companyChangeStream()`. */
+  leadChangeStream(
+    options: ChangeStreamOptions = {},
+  ): AsyncGenerator<ChangePage<LeadChange>, void> {
+    return this.stream<LeadChange>('/v1/leads/changes/stream', options);
+  }
+
   /** Every company (seen at or after `since`, passing the filters), page after page of 200. */
   companies(
     options: Omit<CompanyListParams, 'limit' | 'offset'> = {},
@@ -216,24 +249,94 @@ export class Client {
     }
   }
 
+  private async *stream<C>(
+    path: string,
+    options: ChangeStreamOptions,
+  ): AsyncGenerator<ChangePage<C>, void> {
+    const maxWaits = options.maxWaits ?? MAX_HELD_BACK_WAITS;
+    let cursor = options.cursor;
+    let cuts = 0;
+    let waits = 0;
+    for (;;) {
+      const response = await this.respond(this.url(path, { cursor }), NDJSON);
+      let data: C[] = [];
+      let last: { cursor: string; hasMore: boolean } | undefined;
+      let checkpoints = 0;
+      try {
+        for await (const line of ndjsonLines(response)) {
+          const parsed = JSON.parse(line) as { op?: string; cursor: string; hasMore?: boolean };
+          if (parsed.op !== undefined) {
+            data.push(parsed as C);
+          } else if (parsed.hasMore === undefined) {
+            // A checkpoint: every change before it is here, and the cursor to store after them.
+            cursor = parsed.cursor;
+            checkpoints++;
+            yield { data, nextCursor: cursor, hasMore: true };
+            data = [];
+          } else {
+            last = { cursor: parsed.cursor, hasMore: parsed.hasMore };
+          }
+        }
+      } catch (error) {
+        // A connection dropped mid-stream: resumed from the last checkpoint below.
+        if (error instanceof SyntaxError) throw error;
+      }
+      if (last === undefined) {
+        // Cut before its last line: the changes after the last checkpoint come again.
+        cuts = checkpoints > 0 ? 0 : cuts;
+        if (cuts >= this.maxRetries) throw new NetworkError(cuts + 1, 'the stream was cut');
+        await this.sleep(backoffDelay(cuts++, this.backoff));
+        continue;
+      }
+      cuts = 0;
+      cursor = last.cursor;
+      // Changes committed but held back behind an older transaction: ask again later.
+      const heldBack = last.hasMore && checkpoints === 0 && data.length === 0;
+      if (heldBack && waits < maxWaits) {
+        await this.sleep(backoffDelay(waits++, this.backoff));
+        continue;
+      }
+      waits = 0;
+      yield { data, nextCursor: cursor, hasMore: last.hasMore };
+      // Caught up, or done waiting for held-back changes; else (its time bound) the next at once.
+      if (!last.hasMore || heldBack) return;
+    }
+  }
+
   private async get<T>(path: string, params: Query): Promise<T> {
     const url = this.url(path, params);
+    const kept = this.kept.get(url);
+    const response = await this.respond(url, 'application/json', kept?.etag);
+    if (response.status === 304 && kept) {
+      this.keep(url, kept.etag, kept.body);
+      return kept.body as T;
+    }
+    const body = (await response.json()) as T;
+    const etag = response.headers.get('etag');
+    if (etag !== null) this.keep(url, etag, body);
+    return body;
+  }
+
+  /**
+   * A 2xx (or a 304 to `etag`) for `url`, after the retries: of a 429, of a 502/503/504 and of a
+   * request that got no response; any other answer is thrown as its typed error.
+   */
+  private async respond(url: string, accept: string, etag?: string): Promise<Response> {
     let failures = 0;
     let rateLimited = 0;
     for (let attempt = 1; ; attempt++) {
       await this.waitForWindow();
-      const kept = this.kept.get(url);
       let response: Response;
       try {
         response = await this.fetch(url, {
           headers: {
             Authorization: `Bearer ${this.apiKey}`,
-            Accept: 'application/json',
+            Accept: accept,
             // A page of 200 companies is ~200 KB of JSON, ~36 KB in br: asked for explicitly
             // rather than left to the platform's default. Node's fetch (and browsers') decode
             // both; a custom `fetch` must too.
             'Accept-Encoding': ACCEPT_ENCODING,
-            ...(kept && { 'If-None-Match': kept.etag }),
+            ...(etag !== undefined && { 'If-None-Match': etag }),
           },
         });
       } catch (error) {
@@ -242,16 +345,7 @@ export class Client {
         continue;
       }
       this.noteRateLimit(response);
-      if (response.status === 304 && kept) {
-        this.keep(url, kept.etag, kept.body);
-        return kept.body as T;
-      }
-      if (response.ok) {
-        const body = (await response.json()) as T;
-        const etag = response.headers.get('etag');
-        if (etag !== null) this.keep(url, etag, body);
-        return body;
-      }
+      if (response.ok || (response.status === 304 && etag !== undefined)) return response;
 
       if (response.status === 429 && rateLimited < this.maxRateLimitRetries) {
         // The wait is the spent window's (noteRateLimit): being told to wait is not a failure.
@@ -325,6 +419,23 @@ export class Client {
     }
     return url.toString();
   }
+}
+
+/** The lines of an NDJSON body, as they come (decoded whole: a character may span two chunks). */
+async function* ndjsonLines(response: Response): AsyncGenerator<string, void> {
+  if (response.body === null) return;
+  const decoder = new TextDecoder();
+  let pending = '';
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    pending += decoder.decode(chunk, { stream: true });
+    let at: number;
+    while ((at = pending.indexOf('\n')) !== -1) {
+      yield pending.slice(0, at);
+      pending = pending.slice(at + 1);
+    }
+  }
+  pending += decoder.decode();
+  if (pending.trim() !== '') yield pending;
 }
 
 /**

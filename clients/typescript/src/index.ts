@@ -15,6 +15,7 @@ export {
 export type {
   ChangeFeedOptions,
   ChangePage,
+  ChangeStreamOptions,
   ChangesParams,
   Company,
   CompanyChange,

@@ -64,6 +64,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/companies/changes/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The whole company change feed in one request, as it is read
+         * @description The whole change feed in one response, as newline-delimited JSON: every change the pages would return, in the same order, one per line (exactly the objects of the pages' `data`), a checkpoint line `{"cursor": ...}` after each batch (at most 1,000 changes apart), and a last line `{"cursor": ..., "hasMore": ...}` once it ends normally: caught up (`false`), or at its time bound (5 minutes by default) or the instance shutting down (`true`: continue at once with its cursor). A stream without that last line was cut: resume from the last checkpoint whose changes you applied. Without `cursor` it starts at the beginning, every live item as an upsert; with one (a page's `nextCursor` or a stream's), after it. One request against the rate limit and one of the in-flight places while it runs; at most 2 streams of a workspace at once per instance. Compressed (br, gzip) as `Accept-Encoding` allows, flushed as it goes.
+         */
+        get: operations["companyChangeStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/companies/{id}": {
         parameters: {
             query?: never;
@@ -116,6 +136,26 @@ export interface paths {
          * @description The change feed of the workspace's leads, for keeping a copy in sync without losing anything. Start without `cursor`: every live lead comes as an upsert. Follow `nextCursor` while `hasMore` is true, upsert by `id`, remove on `delete`; store the cursor after applying a page, and poll with it later. Each lead appears once, at its latest change, with its current state; an update that changes nothing is not a change. Deleting a company deletes its leads: each gets its delete here. A change of its company's name is a change of the lead. Nothing is skipped whatever the order in which concurrent writers commit; a transaction that runs long holds back the changes committed after it started until it ends.
          */
         get: operations["leadChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/leads/changes/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The whole lead change feed in one request, as it is read
+         * @description The whole change feed in one response, as newline-delimited JSON: every change the pages would return, in the same order, one per line (exactly the objects of the pages' `data`), a checkpoint line `{"cursor": ...}` after each batch (at most 1,000 changes apart), and a last line `{"cursor": ..., "hasMore": ...}` once it ends normally: caught up (`false`), or at its time bound (5 minutes by default) or the instance shutting down (`true`: continue at once with its cursor). A stream without that last line was cut: resume from the last checkpoint whose changes you applied. Without `cursor` it starts at the beginning, every live item as an upsert; with one (a page's `nextCursor` or a stream's), after it. One request against the rate limit and one of the in-flight places while it runs; at most 2 streams of a workspace at once per instance. Compressed (br, gzip) as `Accept-Encoding` allows, flushed as it goes.
+         */
+        get: operations["leadChangeStream"];
         put?: never;
         post?: never;
         delete?: never;
@@ -368,6 +408,22 @@ export interface components {
             hasMore: boolean;
             /** @description Changes in feed order, each company at most once: at its latest change, as it is now. */
             data: (components["schemas"]["CompanyUpsertedDto"] | components["schemas"]["ItemDeletedDto"])[];
+        };
+        ChangeStreamCheckpointDto: {
+            /**
+             * @description Where to continue once every change before this line is applied.
+             * @example MTIzNDU6Y29fMDAwMDAx.N3q1f0bQ9C4mYw1d9wz2Sg
+             */
+            cursor: string;
+        };
+        ChangeStreamEndDto: {
+            /**
+             * @description Where to continue once every change before this line is applied.
+             * @example MTIzNDU6Y29fMDAwMDAx.N3q1f0bQ9C4mYw1d9wz2Sg
+             */
+            cursor: string;
+            /** @description false: caught up, poll later with `cursor`. true: the stream ended before (its time bound, the instance shutting down, a failure): continue with `cursor` at once. */
+            hasMore: boolean;
         };
         /**
          * @description Status of a lead; the API never changes it.
@@ -1339,6 +1395,290 @@ export interface operations {
             };
         };
     };
+    companyChangeStream: {
+        parameters: {
+            query?: {
+                /** @description A cursor of this feed: a page's `nextCursor` or a stream's checkpoint or last line, given at most once. Without it the stream starts at the beginning: every live item as an upsert, then every later change. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
+                "X-Request-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Newline-delimited JSON (`application/x-ndjson`): each line one change, a checkpoint or the last line. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["CompanyUpsertedDto"] | components["schemas"]["ItemDeletedDto"] | components["schemas"]["ChangeStreamCheckpointDto"] | components["schemas"]["ChangeStreamEndDto"];
+                };
+            };
+            /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for this workspace (`cursor is not valid`). `message` has one entry per violated constraint. The request counts against the rate limit. Also an `Accept` that does not allow `application/x-ndjson` (`Accept must allow application/x-ndjson`). Answered before any line is sent. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "limit must not be greater than 200"
+                     *       ],
+                     *       "error": "BAD_REQUEST",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is absent, malformed, unknown or revoked, its workspace is on a plan without API access (`starter`) or suspended: the same response for all, so that the reason cannot be told. The key is checked before the parameters. */
+            401: {
+                headers: {
+                    /** @description The authentication scheme to use. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized",
+                     *       "error": "UNAUTHORIZED",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is valid but restricted to scopes that do not include `companies:read` and `changes:read`: the message names what it lacks, and `WWW-Authenticate` says `insufficient_scope` (RFC 6750). It costs nothing of the rate limits. */
+            403: {
+                headers: {
+                    /** @description RFC 6750: the scopes the key lacks, space-separated. */
+                    "WWW-Authenticate": string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "This key lacks the scope companies:read",
+                     *       "error": "FORBIDDEN",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The cursor points before deletions that were pruned after the retention (`CHANGES_RETENTION_DAYS`, 30 days by default): the client may have missed some. Start again without a cursor, replacing the local copy. */
+            410: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 410,
+                     *       "message": "cursor has expired: start again without a cursor",
+                     *       "error": "GONE",
+                     *       "path": "/v1/companies/changes?cursor=...",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). RateLimit shows the policy at 0 (`"per-minute";r=0;t=42`, `"in-flight";r=0`, `"auth-failures";r=0;t=42`). Wait `Retry-After` seconds. The stream limit: the workspace already has 2 change streams running on the instance (message `Too many change streams in progress for this workspace: at most 2 at a time`, `Retry-After: 5`). */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
+                    "Retry-After": number;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests",
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description An unexpected failure; the body carries no detail of it. The X-RateLimit headers are present when the key had been accepted. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "message": "Internal server error",
+                     *       "error": "INTERNAL_SERVER_ERROR",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The service sheds load or the database is unavailable: the backlog of requests waiting for the database would not be served within 5 seconds (refused at once, the workspaces with the most requests in progress first), no database connection within 1 second, the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. Also when the instance already runs its most change streams (`Retry-After: 5`). */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: 1 when the service sheds load (its backlog would not be served within 5 seconds), 5 when the database is unreachable, restarting or too slow. */
+                    "Retry-After": number;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "Service temporarily unavailable",
+                     *       "error": "SERVICE_UNAVAILABLE",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
     getCompany: {
         parameters: {
             query?: never;
@@ -2222,6 +2562,290 @@ export interface operations {
                 };
             };
             /** @description The service sheds load or the database is unavailable: the backlog of requests waiting for the database would not be served within 5 seconds (refused at once, the workspaces with the most requests in progress first), no database connection within 1 second, the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: 1 when the service sheds load (its backlog would not be served within 5 seconds), 5 when the database is unreachable, restarting or too slow. */
+                    "Retry-After": number;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "Service temporarily unavailable",
+                     *       "error": "SERVICE_UNAVAILABLE",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    leadChangeStream: {
+        parameters: {
+            query?: {
+                /** @description A cursor of this feed: a page's `nextCursor` or a stream's checkpoint or last line, given at most once. Without it the stream starts at the beginning: every live item as an upsert, then every later change. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
+                "X-Request-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Newline-delimited JSON (`application/x-ndjson`): each line one change, a checkpoint or the last line. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["LeadUpsertedDto"] | components["schemas"]["ItemDeletedDto"] | components["schemas"]["ChangeStreamCheckpointDto"] | components["schemas"]["ChangeStreamEndDto"];
+                };
+            };
+            /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for this workspace (`cursor is not valid`). `message` has one entry per violated constraint. The request counts against the rate limit. Also an `Accept` that does not allow `application/x-ndjson` (`Accept must allow application/x-ndjson`). Answered before any line is sent. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "limit must not be greater than 200"
+                     *       ],
+                     *       "error": "BAD_REQUEST",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is absent, malformed, unknown or revoked, its workspace is on a plan without API access (`starter`) or suspended: the same response for all, so that the reason cannot be told. The key is checked before the parameters. */
+            401: {
+                headers: {
+                    /** @description The authentication scheme to use. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized",
+                     *       "error": "UNAUTHORIZED",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is valid but restricted to scopes that do not include `leads:read` and `changes:read`: the message names what it lacks, and `WWW-Authenticate` says `insufficient_scope` (RFC 6750). It costs nothing of the rate limits. */
+            403: {
+                headers: {
+                    /** @description RFC 6750: the scopes the key lacks, space-separated. */
+                    "WWW-Authenticate": string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "This key lacks the scope leads:read",
+                     *       "error": "FORBIDDEN",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The cursor points before deletions that were pruned after the retention (`CHANGES_RETENTION_DAYS`, 30 days by default): the client may have missed some. Start again without a cursor, replacing the local copy. */
+            410: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 410,
+                     *       "message": "cursor has expired: start again without a cursor",
+                     *       "error": "GONE",
+                     *       "path": "/v1/companies/changes?cursor=...",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). RateLimit shows the policy at 0 (`"per-minute";r=0;t=42`, `"in-flight";r=0`, `"auth-failures";r=0;t=42`). Wait `Retry-After` seconds. The stream limit: the workspace already has 2 change streams running on the instance (message `Too many change streams in progress for this workspace: at most 2 at a time`, `Retry-After: 5`). */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
+                    "Retry-After": number;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests",
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description An unexpected failure; the body carries no detail of it. The X-RateLimit headers are present when the key had been accepted. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "message": "Internal server error",
+                     *       "error": "INTERNAL_SERVER_ERROR",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The service sheds load or the database is unavailable: the backlog of requests waiting for the database would not be served within 5 seconds (refused at once, the workspaces with the most requests in progress first), no database connection within 1 second, the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. Also when the instance already runs its most change streams (`Retry-After: 5`). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying: 1 when the service sheds load (its backlog would not be served within 5 seconds), 5 when the database is unreachable, restarting or too slow. */

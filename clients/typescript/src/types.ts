@@ -55,6 +55,9 @@ export type LeadChangePage = Schemas['LeadChangePageDto'];
 /** The query of both feeds: `cursor` a stored `nextCursor` (none: from the start), `limit` 1..1000. */
 export type ChangesParams = NonNullable<operations['companyChanges']['parameters']['query']>;
 
+/** What the stream iterators take (`Client.companyChangeStream`, `Client.leadChangeStream`). */
+export type ChangeStreamOptions = Omit<ChangeFeedOptions, 'limit'>;
+
 /** What the feed iterators take (`Client.companyChanges`, `Client.leadChanges`). */
 export interface ChangeFeedOptions {
   /** A `nextCursor` stored after applying its page; none: from the start, every live item. */

@@ -54,3 +54,28 @@ export abstract class ChangePageDto {
   })
   hasMore!: boolean;
 }
+
+/**
+ * A checkpoint of a change stream: every change before this line has been sent. Store the cursor
+ * once they are applied; a stream cut after it resumes from it (with the stream or the pages).
+ */
+export class ChangeStreamCheckpointDto {
+  @ApiProperty({
+    description: 'Where to continue once every change before this line is applied.',
+    example: 'MTIzNDU6Y29fMDAwMDAx.N3q1f0bQ9C4mYw1d9wz2Sg',
+  })
+  cursor!: string;
+}
+
+/**
+ * The last line of a change stream, and only of one that ended normally: a stream without it was
+ * cut (resume from its last checkpoint).
+ */
+export class ChangeStreamEndDto extends ChangeStreamCheckpointDto {
+  @ApiProperty({
+    description:
+      'false: caught up, poll later with `cursor`. true: the stream ended before (its time bound, ' +
+      'the instance shutting down, a failure): continue with `cursor` at once.',
+  })
+  hasMore!: boolean;
+}

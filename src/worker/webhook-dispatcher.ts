@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import type PgBoss from 'pg-boss';
 import type { Pool, PoolClient } from 'pg';
 import type { Clock } from '../common/clock';
-import { eventBody, WEBHOOK_FEEDS, type EventType, type WebhookFeed } from './webhook-events';
+import {
+  eventBody,
+  WEBHOOK_FEEDS,
+  type EventType,
+  type WebhookFeed,
+} from '../webhooks/webhook-events';
 import { DELIVERY_QUEUE, inTransaction, jobOptions } from './webhook-queue';
 import {
   advanceEndpoint,
@@ -11,7 +16,7 @@ import {
   feedChangesAfter,
   insertEvents,
   resumePaused,
-} from './webhooks.sql';
+} from './sql/dispatch.sql';
 
 /** Changes read per feed and endpoint in one transaction. */
 export const DISPATCH_BATCH = 500;

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { COMPANY_FIELDS, CONTACT_FIELDS } from '../companies/company.fields';
-import { LEAD_FIELDS } from '../leads/lead.fields';
-import type { Field } from './fields';
-import { largestResponses } from '../../test/support/largest-responses';
-import { MAX_BYTES_PER_CHARACTER, maxCursorLength, maxObjectBytes } from './response-size';
+import { COMPANY_FIELDS, CONTACT_FIELDS } from '../src/companies/company.fields';
+import { LEAD_FIELDS } from '../src/leads/lead.fields';
+import type { Field } from '../src/items/fields';
+import { largestResponses } from './support/largest-responses';
+import { MAX_BYTES_PER_CHARACTER, maxCursorLength, maxObjectBytes } from './support/response-size';
 
 // 17 significant digits and an exponent of three: the longest a score can be written.
 const LONGEST_SCORE = Number.parseFloat('1.2345678901234568e-300');
@@ -65,7 +65,7 @@ describe('the largest responses (response-size.ts)', () => {
   });
 
   it('docs/api.md states them ("Sizes")', () => {
-    const api = readFileSync(join(__dirname, '..', '..', 'docs', 'api.md'), 'utf8');
+    const api = readFileSync(join(__dirname, '..', 'docs', 'api.md'), 'utf8');
     const section = api.slice(api.indexOf('## Sizes'), api.indexOf('## Endpoints'));
     const sizes = largestResponses();
     const rows: [string, number][] = [

@@ -1,10 +1,10 @@
-import type { Field } from './fields';
+import type { Field } from '../../src/items/fields';
 
 /*
  * The largest response each endpoint can give, in bytes of UTF-8, derived from the field maps:
  * every text field at its maximum length, in the characters that take the most room once written
  * as JSON, every number and date at its longest, and a company with its maximum of contacts.
- * docs/api.md ("Sizes") states these numbers; response-size.spec.ts checks that it still does.
+ * docs/api.md ("Sizes") states these numbers; test/response-size.spec.ts checks that it still does.
  *
  * PostgreSQL writes the JSON (row_to_json), which escapes the control characters U+0001 to U+001F
  * other than \b \t \n \f \r as `\u00XX`: 6 bytes for one character, more than the 4 bytes of the

@@ -1,13 +1,14 @@
+import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type PgBoss from 'pg-boss';
 import type { Pool } from 'pg';
 import type { Clock } from '../common/clock';
 import { retryDelayMs } from './delivery/retry-schedule';
-import { signingKeyOf } from './delivery/secret';
+import { signingKeyOf } from '../webhooks/signing-secret';
 import { sendWebhook } from './delivery/send-webhook';
 import type { AttemptOutcome, SendOptions } from './delivery/webhook-attempt';
 import { Batcher } from './batcher';
 import type { DeliverySlots } from './delivery-slots';
-import { openSecret } from './secret-box';
+import { openSecret } from '../webhooks/secret-box';
 import { DELIVERY_QUEUE, inTransaction, jobOptions } from './webhook-queue';
 import {
   claimEvents,
@@ -20,7 +21,10 @@ import {
   recordAttempt,
   recordDelivered,
   settleEvent,
-} from './webhooks.sql';
+} from './sql/delivery.sql';
+
+// Each attempt's span; a no-op tracer while tracing is off (src/tracing).
+const tracer = trace.getTracer('visitor-read-api-webhook-worker');
 
 /** An endpoint whose every attempt failed for this long is disabled. */
 export const FAILING_LIMIT_MS = 3 * 24 * 60 * 60 * 1000;
@@ -39,6 +43,17 @@ export interface DeliveryOptions {
   maxJobWaitSeconds: number;
   /** An attempt the sender refused to make (the network guard, the scheme): for the log. */
   onRefused?: (endpointId: string, url: string, reason: string) => void;
+  /** Each attempt once it is recorded: for the metrics (worker-metrics.ts). */
+  onRecorded?: (outcome: RecordedOutcome, lagSeconds: number) => void;
+}
+
+/** How an attempt ended: a 2xx, refused by the sender, a 410, or any other failure. */
+export type RecordedOutcome = 'delivered' | 'refused' | 'gone' | 'failed';
+
+function recordedOutcome(outcome: AttemptOutcome): RecordedOutcome {
+  if (outcome.delivered) return 'delivered';
+  if (outcome.error?.startsWith('refused ')) return 'refused';
+  return outcome.gone ? 'gone' : 'failed';
 }
 
 export interface FetchedJob {
@@ -208,9 +223,7 @@ export class WebhookDelivery {
       const claim: Claim = { eventId: job.eventId, now: this.options.clock.now() };
       await this.claims.add(claim);
       if (claim.event !== undefined) {
-        const outcome = await this.send(claim.event, claim.now);
-        passTurn();
-        await this.record(claim.event, claim.now, outcome);
+        await this.attempt(claim.event, claim.now, passTurn);
       } else {
         passTurn();
         if (!claim.duplicate) await this.notClaimed(job.eventId, claim.now);
@@ -220,6 +233,41 @@ export class WebhookDelivery {
       passTurn();
       this.slots.release();
     }
+  }
+
+  /**
+   * Sends the event and records the attempt, as a span of its own when tracing is on (the
+   * request and the statements that record it are its children); hands the endpoint's turn on as
+   * soon as the exchange ends.
+   */
+  private attempt(event: ClaimedEvent, now: number, passTurn: () => void): Promise<void> {
+    const attributes = {
+      'visitor_api.webhook.event_id': event.id,
+      'visitor_api.webhook.endpoint_id': event.endpoint_id,
+      'visitor_api.webhook.attempt': event.attempts,
+    };
+    return tracer.startActiveSpan('webhook attempt', { attributes }, async (span) => {
+      try {
+        const outcome = await this.send(event, now);
+        passTurn();
+        span.setAttribute('visitor_api.webhook.outcome', recordedOutcome(outcome));
+        if (outcome.status !== undefined) {
+          span.setAttribute('http.response.status_code', outcome.status);
+        }
+        if (!outcome.delivered) {
+          span.setStatus({
+            code: SpanStatusCode.ERROR,
+            message: outcome.error ?? `HTTP ${outcome.status}`,
+          });
+        }
+        await this.record(event, now, outcome);
+      } catch (error) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
   }
 
   /** Claims events for the jobs that started within a few ms of each other, in one statement. */
@@ -266,6 +314,8 @@ export class WebhookDelivery {
     }
     if (outcome.delivered) await this.delivered.add({ event, outcome, sentAt });
     else await this.recordFailure(event.id, event, sentAt, outcome);
+    const lagSeconds = (this.options.clock.now() - event.created_at.getTime()) / 1000;
+    this.options.onRecorded?.(recordedOutcome(outcome), lagSeconds);
   }
 
   /** Delivered attempts of any endpoints, in one statement. */

@@ -1,5 +1,5 @@
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import { newSigningSecret, signingKeyOf } from './secret';
+import { newSigningSecret, signingKeyOf } from '../../webhooks/signing-secret';
 import { webhookSignature } from './signature';
 
 /*

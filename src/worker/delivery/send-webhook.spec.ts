@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { newSigningSecret, signingKeyOf } from './secret';
+import { newSigningSecret, signingKeyOf } from '../../webhooks/signing-secret';
 import { sendWebhook } from './send-webhook';
 import type { SendOptions, WebhookAttempt } from './webhook-attempt';
 

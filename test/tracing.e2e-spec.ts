@@ -1,0 +1,293 @@
+import { PrismaPg } from '@prisma/adapter-pg';
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { findFreePort } from '../src/dev/free-port';
+import { PrismaClient } from '../src/generated/prisma/client';
+import { runAdminCommand } from './support/admin';
+import { type BuiltProcess, spawnBuilt } from './support/built-process';
+import { createTestDatabase, type TestDatabase } from './support/database';
+import { createCompany, insertCompanies } from './support/factories';
+import { createTenant } from './support/http';
+import { Receiver, waitFor, WEBHOOK_ENV } from './support/webhooks';
+
+/*
+ * Traces (docs/operations.md, "Traces"): the built server and worker with OpenTelemetry's
+ * standard variables, exporting to an OTLP/HTTP receiver of this test (JSON, as
+ * OTEL_EXPORTER_OTLP_PROTOCOL=http/json sends it). A request's spans arrive in one trace that
+ * continues the caller's `traceparent`, each with its parent in the trace; its log line carries
+ * the trace id; a delivery attempt is a trace of the worker's. Without an endpoint, nothing is
+ * sent, not even to the default one (127.0.0.1:4318).
+ */
+jest.setTimeout(120_000);
+
+interface Span {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes?: { key: string; value: Record<string, unknown> }[];
+  status?: { code?: number; message?: string };
+  scope: string;
+  service: string;
+}
+
+const SERVER_KIND = 2;
+const CLIENT_KIND = 3;
+
+/** An OTLP/HTTP receiver: POST /v1/traces with JSON bodies; every span it was sent. */
+class OtlpReceiver {
+  readonly spans: Span[] = [];
+  requests = 0;
+  private server?: Server;
+
+  async start(port = 0): Promise<number> {
+    this.server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        this.requests++;
+        if (request.url === '/v1/traces') this.collect(Buffer.concat(chunks).toString('utf8'));
+        response.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(port, '127.0.0.1', resolve);
+    });
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  trace(traceId: string): Span[] {
+    return this.spans.filter((span) => span.traceId === traceId);
+  }
+
+  private collect(body: string): void {
+    const { resourceSpans } = JSON.parse(body) as {
+      resourceSpans: {
+        resource: { attributes: { key: string; value: { stringValue?: string } }[] };
+        scopeSpans: { scope: { name: string }; spans: Omit<Span, 'scope' | 'service'>[] }[];
+      }[];
+    };
+    for (const { resource, scopeSpans } of resourceSpans) {
+      const service = resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue;
+      for (const { scope, spans } of scopeSpans) {
+        for (const span of spans)
+          this.spans.push({ ...span, scope: scope.name, service: service! });
+      }
+    }
+  }
+}
+
+const attribute = (span: Span, key: string) => span.attributes?.find((a) => a.key === key)?.value;
+
+let database: TestDatabase;
+let prisma: PrismaClient;
+const processes: BuiltProcess[] = [];
+const receivers: { stop: () => Promise<void> }[] = [];
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: database.url }) });
+});
+afterAll(async () => {
+  for (const { process } of processes) if (process.exitCode === null) process.kill('SIGKILL');
+  await Promise.all(receivers.map((receiver) => receiver.stop()));
+  await prisma?.$disconnect();
+  await database?.drop();
+});
+
+async function startServer(
+  env: Record<string, string>,
+): Promise<{ port: number; server: BuiltProcess }> {
+  const port = await findFreePort();
+  const server = spawnBuilt('main.js', {
+    databaseUrl: database.url,
+    env: { PORT: String(port), LOG_LEVEL: 'info', ...env },
+  });
+  processes.push(server);
+  await waitFor('the server to answer', async () => {
+    if (server.process.exitCode !== null) throw new Error(server.output.join(''));
+    return fetch(`http://127.0.0.1:${port}/health/live`).then(
+      (response) => response.ok,
+      () => false,
+    );
+  });
+  return { port, server };
+}
+
+/** The request lines the server wrote, by request id. */
+function requestLines(
+  server: BuiltProcess,
+): { requestId: string; path: string; traceId?: string }[] {
+  return server.output
+    .join('')
+    .split('\n')
+    .filter((line) => line.includes('"request completed"'))
+    .map((line) => JSON.parse(line) as { requestId: string; path: string; traceId?: string });
+}
+
+const otlpEnv = (port: number) => ({
+  OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+  // Spans are batched: a short delay, so that the test does not wait 5 s for each batch.
+  OTEL_BSP_SCHEDULE_DELAY: '50',
+});
+
+it("continues the caller's trace: each span of the request arrives with its parent in the trace", async () => {
+  const receiver = new OtlpReceiver();
+  receivers.push(receiver);
+  const { port, server } = await startServer(otlpEnv(await receiver.start()));
+  const { workspace, key } = await createTenant(prisma);
+  await insertCompanies(prisma, workspace.id, 3);
+
+  const traceId = randomBytes(16).toString('hex');
+  const callerSpanId = randomBytes(8).toString('hex');
+  const response = await fetch(`http://127.0.0.1:${port}/v1/companies?limit=2`, {
+    headers: { Authorization: `Bearer ${key}`, traceparent: `00-${traceId}-${callerSpanId}-01` },
+  });
+  expect(response.status).toBe(200);
+  const requestId = response.headers.get('x-request-id');
+
+  // The request's server span, the handler's, the key's lookup and the page's statements, and
+  // the page's wait for its turn at a connection.
+  await waitFor('the spans of the request', () => {
+    const spans = receiver.trace(traceId);
+    return (
+      spans.some((span) => span.kind === SERVER_KIND) &&
+      spans.some((span) => span.name === 'fair queue wait') &&
+      spans.filter((span) => span.scope.includes('instrumentation-pg')).length >= 2
+    );
+  });
+  await sleep(300);
+  const spans = receiver.trace(traceId);
+  const [serverSpan, ...others] = spans.filter((span) => span.kind === SERVER_KIND);
+  expect(others).toEqual([]);
+  expect(serverSpan).toMatchObject({
+    parentSpanId: callerSpanId,
+    scope: '@opentelemetry/instrumentation-http',
+    service: 'visitor-read-api',
+  });
+  expect(attribute(serverSpan, 'http.route')).toEqual({ stringValue: '/v1/companies' });
+  // A tree under the caller's span: every span's parent is in the trace, or is the caller's.
+  const ids = new Set(spans.map((span) => span.spanId));
+  for (const span of spans) {
+    expect([span.name, ids.has(span.parentSpanId!) || span.parentSpanId === callerSpanId]).toEqual([
+      span.name,
+      true,
+    ]);
+  }
+  expect(spans.some((span) => span.scope.includes('instrumentation-express'))).toBe(true);
+  const wait = spans.find((span) => span.name === 'fair queue wait')!;
+  expect(attribute(wait, 'visitor_api.workspace.id')).toEqual({ stringValue: workspace.id });
+  expect(attribute(wait, 'visitor_api.queue.waited_ms')).toBeDefined();
+  // The log line of the request names its trace.
+  await waitFor('the request line', () =>
+    requestLines(server).some((line) => line.requestId === requestId),
+  );
+  expect(requestLines(server).find((line) => line.requestId === requestId)).toMatchObject({
+    traceId,
+  });
+
+  // A request without `traceparent` starts a trace of its own; the probes are not traced.
+  const own = await fetch(`http://127.0.0.1:${port}/v1/me`, {
+    headers: { Authorization: `Bearer ${key}` },
+  });
+  expect(own.status).toBe(200);
+  await waitFor('the trace of the second request', () =>
+    receiver.spans.some((span) => span.kind === SERVER_KIND && span.traceId !== traceId),
+  );
+  const second = receiver.spans.find(
+    (span) => span.kind === SERVER_KIND && span.traceId !== traceId,
+  )!;
+  expect(second.parentSpanId ?? '').toBe('');
+  expect(receiver.spans.filter((span) => /health|metrics/.test(span.name))).toEqual([]);
+
+  server.process.kill('SIGTERM');
+  expect(await server.exited).toMatchObject({ code: 0 });
+});
+
+it('traces each webhook delivery attempt in the worker, without sending the receiver a traceparent', async () => {
+  const receiver = new OtlpReceiver();
+  receivers.push(receiver);
+  const otlpPort = await receiver.start();
+  const endpoint = new Receiver(() => 200);
+  receivers.push(endpoint);
+  const { workspace } = await createTenant(prisma);
+  const created = await runAdminCommand(
+    { DATABASE_URL: database.url, ...WEBHOOK_ENV },
+    'webhook',
+    'create',
+    '--workspace',
+    workspace.id,
+    '--url',
+    await endpoint.start(),
+    '--json',
+  );
+  expect(created).toMatchObject({ status: 0 });
+  const endpointId = (JSON.parse(created.stdout) as { id: string }).id;
+  await createCompany(prisma, workspace.id);
+
+  const worker = spawnBuilt('worker/main.js', {
+    databaseUrl: database.url,
+    env: {
+      NODE_ENV: 'test',
+      ...WEBHOOK_ENV,
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      LOG_LEVEL: 'info',
+      ...otlpEnv(otlpPort),
+    },
+  });
+  processes.push(worker);
+  await waitFor('the delivery', () => endpoint.requests.length === 1, 60_000);
+  await waitFor('the attempt span', () =>
+    receiver.spans.some((span) => span.name === 'webhook attempt'),
+  );
+  await sleep(300);
+  const attempt = receiver.spans.find((span) => span.name === 'webhook attempt')!;
+  expect(attempt.service).toBe('visitor-read-api-webhook-worker');
+  expect(attribute(attempt, 'visitor_api.webhook.endpoint_id')).toEqual({
+    stringValue: endpointId,
+  });
+  expect(attribute(attempt, 'visitor_api.webhook.outcome')).toEqual({ stringValue: 'delivered' });
+  const children = receiver.trace(attempt.traceId).filter((span) => span !== attempt);
+  // The POST to the receiver, and the statement that recorded it.
+  expect(children.some((span) => span.kind === CLIENT_KIND && span.name === 'POST')).toBe(true);
+  expect(children.some((span) => span.scope.includes('instrumentation-pg'))).toBe(true);
+  for (const child of children) expect(child.parentSpanId).toBeDefined();
+  expect(endpoint.requests[0].headers.traceparent).toBeUndefined();
+
+  worker.process.kill('SIGTERM');
+  expect(await worker.exited).toMatchObject({ code: 0 });
+});
+
+it('sends nothing without an endpoint, not even to the default one, and logs no trace id', async () => {
+  // The port an SDK would send to by default.
+  const receiver = new OtlpReceiver();
+  receivers.push(receiver);
+  await receiver.start(4318);
+  const { port, server } = await startServer({ OTEL_BSP_SCHEDULE_DELAY: '50' });
+  const { key } = await createTenant(prisma);
+  for (let i = 0; i < 3; i++) {
+    const response = await fetch(`http://127.0.0.1:${port}/v1/me`, {
+      headers: {
+        Authorization: `Bearer ${key}`,
+        traceparent: `00-${'ab'.repeat(16)}-${'cd'.repeat(8)}-01`,
+      },
+    });
+    expect(response.status).toBe(200);
+  }
+  await sleep(500);
+  server.process.kill('SIGTERM');
+  expect(await server.exited).toMatchObject({ code: 0 });
+  expect(receiver.requests).toBe(0);
+  const lines = requestLines(server);
+  expect(lines.length).toBeGreaterThanOrEqual(3);
+  expect(lines.filter((line) => line.traceId !== undefined)).toEqual([]);
+});
