@@ -116,6 +116,22 @@ export class Database implements Queryable, OnModuleInit, OnModuleDestroy {
     return queryPool<T>(this.priorityPool, MAX_WAITING, sql, values);
   }
 
+  /**
+   * Opens every connection of the read pools and the priority pool, before the server listens
+   * (pool-config.ts, `min`): the first requests then run on open connections. A connection that
+   * cannot be opened (the database down or slow) is left to the first statement that needs it.
+   */
+  async openConnections(): Promise<void> {
+    const replicas = (this.replicaReads?.replicas ?? []).map((replica) => replica.pool);
+    const pools = [this.pool, this.priorityPool, ...replicas];
+    const opened = await Promise.allSettled(
+      pools.flatMap((pool) => Array.from({ length: pool.options.max ?? 0 }, () => pool.connect())),
+    );
+    for (const connection of opened) {
+      if (connection.status === 'fulfilled') connection.value.release();
+    }
+  }
+
   onModuleInit(): void {
     this.replicaReads?.start();
   }

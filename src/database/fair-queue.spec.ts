@@ -131,6 +131,21 @@ describe('FairQueue', () => {
     expect([...outcomes.values()].filter((outcome) => outcome === 'shed')).toEqual([]);
   });
 
+  it("weighs a flow's first statements as much as the next ones, not twenty times as much", async () => {
+    // A cold process: its first statement took 500 ms, the next nine 10 ms each. Their mean, 59 ms,
+    // prices the flow: 15 waiting through 1 seat drain in 0.9 s, inside the deadline. Weighed from
+    // the first one alone, the estimate would still be 319 ms (4.8 s).
+    const { outcomes, submit, finish } = setup({ seats: 1, deadlineMs: 1_000 });
+    for (let i = 0; i < 10; i++) {
+      const done = submit('cold', `warm-${i}`);
+      await finish(`warm-${i}`, i === 0 ? 500 : 10);
+      await done;
+    }
+    for (let i = 0; i < 16; i++) void submit('cold', `cold-${i}`);
+    await flush();
+    expect([...outcomes.values()].filter((outcome) => outcome === 'shed')).toEqual([]);
+  });
+
   it("sheds a flow whose own backlog would not drain through its share, and that flow's only", async () => {
     const { queue, outcomes, submit, finish } = setup({
       seats: 10,

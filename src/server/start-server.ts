@@ -1,6 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { configureApp } from '../app.setup';
 import { Environment } from '../config/environment';
+import { Database } from '../database/database';
 import { AppLogger } from '../logging/app-logger';
 import { checkDatabaseMigrated } from './database-check';
 import { enableGracefulShutdown } from './graceful-shutdown';
@@ -19,6 +20,7 @@ export async function startServer(app: NestExpressApplication): Promise<void> {
   setServerTimeouts(app.getHttpServer());
   const environment = app.get(Environment);
   await checkDatabaseMigrated(environment.DATABASE_URL);
+  await app.get(Database).openConnections();
   await listen(app, environment.PORT);
   // Not enableShutdownHooks(): see graceful-shutdown.ts for the order it gets wrong. Once
   // listening, in the same turn of the event loop (no request can come in between): until then a
