@@ -85,10 +85,9 @@ export function poolConfig(
     connectionString,
     max: size,
     // A fixed size: idle connections stay open (node-postgres closes them after 10 s idle by
-    // default), so that a burst after a quiet spell does not open them while it is served. A new
-    // connection's first statement took 100 to 300 ms measured under the shutdown test's load on
-    // two busy cores, against a few ms after: the fair queue would price the burst's statements by
-    // it (fair-queue.ts). Database.openConnections opens them before the server listens.
+    // default), so that a burst after a quiet spell does not wait for new ones (a backend started,
+    // the login, the settings) in the very statements by which the fair queue measures the burst's
+    // workspaces (fair-queue.ts). Database.openConnections opens them before the server listens.
     min: size,
     // Bounded waits, so that a database that is down, stuck or overloaded gives a 503 within a
     // second or a few rather than requests that hang (the queue's bound is Database's).
