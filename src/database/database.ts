@@ -122,10 +122,10 @@ export class Database implements Queryable, OnModuleInit, OnModuleDestroy {
    * cannot be opened (the database down or slow) is left to the first statement that needs it.
    */
   async openConnections(): Promise<void> {
-    const replicas = (this.replicaReads?.replicas ?? []).map((replica) => replica.pool);
-    const pools = [this.pool, this.priorityPool, ...replicas];
     const opened = await Promise.allSettled(
-      pools.flatMap((pool) => Array.from({ length: pool.options.max ?? 0 }, () => pool.connect())),
+      this.allPools().flatMap((pool) =>
+        Array.from({ length: pool.options.max ?? 0 }, () => pool.connect()),
+      ),
     );
     for (const connection of opened) {
       if (connection.status === 'fulfilled') connection.value.release();
@@ -138,8 +138,16 @@ export class Database implements Queryable, OnModuleInit, OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     this.replicaReads?.stop();
+    await Promise.all(
+      this.allPools()
+        .filter((pool) => !pool.ended)
+        .map((pool) => pool.end()),
+    );
+  }
+
+  /** The primary's two pools and each replica's. */
+  private allPools(): Pool[] {
     const replicas = (this.replicaReads?.replicas ?? []).map((replica) => replica.pool);
-    const pools = [this.pool, this.priorityPool, ...replicas];
-    await Promise.all(pools.filter((pool) => !pool.ended).map((pool) => pool.end()));
+    return [this.pool, this.priorityPool, ...replicas];
   }
 }
