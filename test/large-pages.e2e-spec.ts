@@ -16,6 +16,7 @@ import { spawnBuilt } from './support/built-process';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { loadLargestCompanies } from './support/largest-items';
 import { createTenant } from './support/http';
+import { until } from './support/until';
 
 /*
  * The worst page the bounds allow, read by many clients at once from the built server with the
@@ -85,14 +86,6 @@ function get(agent: Agent, port: number, path: string, key: string): Promise<Ans
 }
 
 /** Bounded polling while the server comes up. */
-async function until(what: string, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`Timed out waiting for ${what}. Server output:\n${output.join('')}`);
-}
 
 /** The largest live heap after each full collection, in MB, from --trace-gc's lines. */
 function largestHeapAfterMarkCompact(): number {
@@ -128,10 +121,14 @@ it(`${CLIENTS} clients read the largest page ${ROUNDS} times at once: complete 2
 
   const probe = new Agent({ keepAlive: true });
   agents.push(probe);
-  await until('the server to answer', async () => {
-    if (exit) throw new Error(`The server exited:\n${output.join('')}`);
-    return (await get(probe, port, '/v1/me', key)).status === 200;
-  });
+  await until(
+    'the server to answer',
+    async () => {
+      if (exit) throw new Error(`The server exited:\n${output.join('')}`);
+      return (await get(probe, port, '/v1/me', key)).status === 200;
+    },
+    { withinMs: 30_000, detail: () => `Server output:\n${output.join('')}` },
+  );
 
   // Each client reads the page ROUNDS times, a 503 retried after its Retry-After.
   const load = new Agent({ keepAlive: true, maxSockets: CLIENTS });

@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { findFreePort } from '../src/dev/free-port';
 import { createTestDatabase, databaseUrl, type TestDatabase } from './support/database';
+import { until } from './support/until';
 import { WEBHOOK_ENV } from './support/webhooks';
 
 /*
@@ -13,6 +14,8 @@ import { WEBHOOK_ENV } from './support/webhooks';
  * `db:migrate` on a database that does not exist says how to create it.
  */
 const ROOT = join(__dirname, '..');
+// How long a script may take to come up or to go away (npm, then node, on a busy machine).
+const withinMs = 60_000;
 const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   scripts: Record<string, string>;
 };
@@ -70,14 +73,6 @@ function isAlive(pid: number): boolean {
   }
 }
 
-async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`never: ${what}`);
-}
-
 const live = (port: number) =>
   fetch(`http://127.0.0.1:${port}/health/live`).then(
     (response) => response.status === 200,
@@ -103,13 +98,13 @@ describe('a signal to the PID of npm', () => {
         PORT: String(port),
         LOG_LEVEL: 'silent',
       });
-      await until(() => live(port), `the server answers (${run.output()})`);
+      await until('the server to answer', () => live(port), { withinMs, detail: run.output });
       const [node] = childrenOf(run.npm.pid ?? 0);
       expect(node).toBeDefined();
 
       run.npm.kill(signal);
       expect(await run.exited).toBe(0);
-      await until(() => !isAlive(node), 'node exits');
+      await until('node to exit', () => !isAlive(node), { withinMs });
       expect(await live(port)).toBe(false);
     },
   );
@@ -121,13 +116,16 @@ describe('a signal to the PID of npm', () => {
       API_KEY_SECRET: process.env.API_KEY_SECRET ?? '',
       ...WEBHOOK_ENV,
     });
-    await until(() => /worker started/i.test(run.output()), `the worker starts (${run.output()})`);
+    await until('the worker to start', () => /worker started/i.test(run.output()), {
+      withinMs,
+      detail: run.output,
+    });
     const [node] = childrenOf(run.npm.pid ?? 0);
     expect(node).toBeDefined();
 
     run.npm.kill('SIGTERM');
     expect(await run.exited).toBe(0);
-    await until(() => !isAlive(node), 'node exits');
+    await until('node to exit', () => !isAlive(node), { withinMs });
   });
 });
 

@@ -11,6 +11,7 @@ import { createTestDatabase, lockWaiterCount, type TestDatabase } from './suppor
 import { partsOf, readStream } from './support/change-stream';
 import { createCompany, createLead, insertCompanies } from './support/factories';
 import { createTenant } from './support/http';
+import { until } from './support/until';
 
 /*
  * The built server (`node dist/main.js`, as the container runs it; `npm test` builds it first) on
@@ -75,15 +76,7 @@ function get(agent: Agent, port: number, path: string, key: string): Promise<Out
   });
 }
 
-/** Bounded polling while a process comes up or goes away (no fixed sleep decides anything). */
-async function until(what: string, check: () => Promise<boolean> | boolean): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`Timed out waiting for ${what}. Server output:\n${output.join('')}`);
-}
+const serverOutput = () => `Server output:\n${output.join('')}`;
 
 const refusesConnections = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -124,10 +117,14 @@ it('SIGTERM under load: requests in flight are answered, nothing else fails, exi
 
   const probe = new Agent({ keepAlive: true });
   agents.push(probe);
-  await until('the server to answer', async () => {
-    if (server?.exitCode !== null) throw new Error(`The server exited:\n${output.join('')}`);
-    return (await get(probe, port, '/v1/me', key)).status === 200;
-  });
+  await until(
+    'the server to answer',
+    async () => {
+      if (server?.exitCode !== null) throw new Error(`The server exited:\n${output.join('')}`);
+      return (await get(probe, port, '/v1/me', key)).status === 200;
+    },
+    { detail: serverOutput },
+  );
   expect((await get(probe, metricsPort, '/metrics', key)).status).toBe(200);
   // Every connection of the pools was opened before the server listened (Database.openConnections),
   // not only the one or two that the probe's statements needed. The test's own connections are
@@ -171,14 +168,20 @@ it('SIGTERM under load: requests in flight are answered, nothing else fails, exi
   agents.push(heldAgent);
   const held = Array.from({ length: HELD }, () => get(heldAgent, port, '/v1/leads', holder.key));
   const lockedBy = locker;
-  await until('the held requests to wait on the lock', async () => {
-    return (await lockWaiterCount(lockedBy)) === HELD;
-  });
+  await until(
+    'the held requests to wait on the lock',
+    async () => {
+      return (await lockWaiterCount(lockedBy)) === HELD;
+    },
+    { detail: serverOutput },
+  );
 
   sigtermSent = true;
   server.kill('SIGTERM');
   // Closed to new connections while the held requests are still waiting...
-  await until('the server to refuse connections', () => refusesConnections(port));
+  await until('the server to refuse connections', () => refusesConnections(port), {
+    detail: serverOutput,
+  });
   // ...which then finish.
   await locker.query('ROLLBACK');
 
@@ -253,10 +256,14 @@ it('SIGTERM during a change stream: it ends with its last line and cursor, then 
     output = started.output;
     const probe = new Agent({ keepAlive: false });
     agents.push(probe);
-    await until('the server to answer', async () => {
-      if (server?.exitCode !== null) throw new Error(`The server exited:\n${output.join('')}`);
-      return (await get(probe, port, '/v1/me', key)).status === 200;
-    });
+    await until(
+      'the server to answer',
+      async () => {
+        if (server?.exitCode !== null) throw new Error(`The server exited:\n${output.join('')}`);
+        return (await get(probe, port, '/v1/me', key)).status === 200;
+      },
+      { detail: serverOutput },
+    );
     let signalled = false;
     const read = await readStream(port, '/v1/companies/changes/stream', key, {
       // A reader that takes its time at each checkpoint; SIGTERM at the first.
