@@ -23,7 +23,7 @@ export default tseslint.config(
     languageOptions: {
       globals: { ...globals.node, ...globals.jest },
       parserOptions: {
-        projectService: { allowDefaultProject: ['jest.config.js', 'src/dev/port-free.mjs'] },
+        projectService: { allowDefaultProject: ['jest.config.js', 'src/dev/check-demo-port.mjs'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },

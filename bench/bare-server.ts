@@ -8,9 +8,13 @@ import type { Feed } from '../src/changes/change-feed-sql';
 import { COMPANY_CHANGES_SQL, COMPANY_LIST } from '../src/companies/companies.sql';
 import type { Environment } from '../src/config/environment';
 import { LEAD_CHANGES_SQL, LEAD_LIST } from '../src/leads/leads.sql';
+import { COMPANY_SELECTABLE } from '../src/companies/company.fields';
+import type { Selectable } from '../src/items/field-selection';
+import { LEAD_SELECTABLE } from '../src/leads/lead.fields';
 import type { ListStatements } from '../src/items/list-page';
 import { listStatement } from './list-statement';
 import type { Queryable } from '../src/database/queryable';
+import { BodyBudget } from '../src/items/body-budget';
 import { POOL_SIZE, PRIORITY_CONNECTIONS, poolConfig } from '../src/database/pool-config';
 import { planIncludesApiAccess } from '../src/auth/plans';
 
@@ -26,9 +30,9 @@ const { DATABASE_URL, API_KEY_SECRET = '', PORT = '3000' } = process.env;
 // One pool of as many connections as the service's two (its key lookups' and its statements').
 const pool = new Pool(poolConfig(DATABASE_URL ?? '', 'startup', POOL_SIZE + PRIORITY_CONNECTIONS));
 
-const LISTS: Record<string, ListStatements> = {
-  '/v1/companies': COMPANY_LIST,
-  '/v1/leads': LEAD_LIST,
+const LISTS: Record<string, [ListStatements, Selectable]> = {
+  '/v1/companies': [COMPANY_LIST, COMPANY_SELECTABLE],
+  '/v1/leads': [LEAD_LIST, LEAD_SELECTABLE],
 };
 
 const FEEDS: Record<string, [Feed, string]> = {
@@ -37,7 +41,9 @@ const FEEDS: Record<string, [Feed, string]> = {
 };
 // The same secret makes the same cursors: the answers stay byte for byte the service's.
 const cursors = new ChangeCursors({ API_KEY_SECRET } as Environment);
-// changeFeedPage runs its statement through `query` alone: here the pool's, as in the service.
+// changeFeedPage runs its statement through `query` alone: here the pool's, as in the service,
+// sized through a budget of large bodies as the service's is.
+const bodies = new BodyBudget();
 const database = {
   query: async <T extends QueryResultRow>(sql: string, values: unknown[]) =>
     (await pool.query<T>(sql, values)).rows,
@@ -80,13 +86,15 @@ const server = createServer((request, response) => {
         const [name, sql] = feed;
         const cursor = query.get('cursor') ?? undefined;
         const page = { cursor, limit: Number(query.get('limit') ?? 200) };
-        const body = await changeFeedPage(database, cursors, sql, name, found.workspaceId, page);
+        const { workspaceId } = found;
+        const room = { budget: bodies, key: `${name}/changes:${workspaceId}` };
+        const body = await changeFeedPage(database, cursors, sql, name, workspaceId, page, room);
         return send(response, 200, body);
       }
       const list = LISTS[path];
       if (!list) return send(response, 404, '{"statusCode":404}');
       const { rows } = await pool.query<{ body: string }>(
-        ...listStatement(list, found.workspaceId, query),
+        ...listStatement(...list, found.workspaceId, query),
       );
       send(response, 200, rows[0].body);
     })

@@ -9,8 +9,12 @@ import { readQuietly, type QuietReads } from './noisy-neighbour';
  * GET /v1/companies/changes/stream (following `hasMore: true` with the last cursor, as a client
  * does after the time bound), beside the same rows written as JSON by PostgreSQL alone
  * (`COPY (...) TO STDOUT` through psql, to /dev/null: the limit of what the database writes), and
- * a quiet workspace reading pages alone, then during a stream.
+ * a quiet workspace reading pages alone, then during a stream. Then the same stream asking for
+ * the few fields a sync maps (STREAM_FIELDS), against both.
  */
+
+/** What a CRM sync asks the stream for in (s): a few fields of each company (and its id). */
+export const STREAM_FIELDS = 'name,domain,intentScore,lastSeen';
 
 const NEWLINE = 0x0a;
 const QUOTE = 0x22;
@@ -40,6 +44,8 @@ export interface CopyRun {
 export interface ChangeStreamRun {
   /** The large workspace's stream, the service otherwise idle. */
   large: StreamSync;
+  /** The same with `fields=id,` STREAM_FIELDS. */
+  largeWithFields: StreamSync;
   /** The same, while a quiet workspace reads pages. */
   largeBesideQuiet: StreamSync;
   small: StreamSync;
@@ -65,6 +71,7 @@ export async function streamSync(
   port: number,
   key: string,
   residentMb: () => number,
+  fields?: string,
 ): Promise<StreamSync> {
   const ids = new Set<string>();
   let peakRssMb = residentMb();
@@ -78,7 +85,10 @@ export async function streamSync(
   try {
     for (;;) {
       requests++;
-      const path = `/v1/companies/changes/stream${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`;
+      const query = new URLSearchParams();
+      if (fields !== undefined) query.set('fields', fields);
+      if (cursor) query.set('cursor', cursor);
+      const path = `/v1/companies/changes/stream${query.size > 0 ? `?${query.toString()}` : ''}`;
       const last = await new Promise<{ cursor: string; hasMore: boolean }>((resolve, reject) => {
         const outgoing = request(
           { host: '127.0.0.1', port, path, headers: { authorization: `Bearer ${key}` } },
@@ -188,18 +198,31 @@ export async function measureChangeStream(options: ChangeStreamOptions): Promise
       `${large.seconds.toFixed(1)} s, first line ${large.firstLineMs.toFixed(0)} ms, peak RSS ` +
       `${large.peakRssMb.toFixed(0)} MB`,
   );
-  const alone = readQuietly(options);
+  const alone = await readQuietly(options);
   await sleep(options.seconds * 1000);
   const quietAlone = await alone.stop();
-  const during = readQuietly(options);
+  const during = await readQuietly(options);
   const largeBesideQuiet = await streamSync(options.port, options.large.key, options.residentMb);
   const quietDuringStream = await during.stop();
   log(
     `the same beside a quiet workspace: ${largeBesideQuiet.seconds.toFixed(1)} s; quiet p99 ` +
       `${quietAlone.p99.toFixed(1)} ms alone, ${quietDuringStream.p99.toFixed(1)} ms during`,
   );
+  const largeWithFields = await streamSync(
+    options.port,
+    options.large.key,
+    options.residentMb,
+    `id,${STREAM_FIELDS}`,
+  );
+  const perChange = (run: { bytes: number }, changes: number) => (run.bytes / changes).toFixed(0);
+  log(
+    `the same with fields=id,${STREAM_FIELDS}: ${largeWithFields.seconds.toFixed(1)} s, ` +
+      `${perChange(largeWithFields, largeWithFields.changes)} bytes per change (whole: ` +
+      `${perChange(large, large.changes)}${copy ? `; COPY ${perChange(copy, copy.rows)}` : ''})`,
+  );
   for (const [name, sync, expected] of [
     ['large', large, options.large.companies],
+    ['large with fields', largeWithFields, options.large.companies],
     ['large beside quiet', largeBesideQuiet, options.large.companies],
     ['small', small, options.small.companies],
   ] as const) {
@@ -211,6 +234,7 @@ export async function measureChangeStream(options: ChangeStreamOptions): Promise
   }
   return {
     large,
+    largeWithFields,
     largeBesideQuiet,
     small,
     smallCompanies: options.small.companies,

@@ -1,3 +1,4 @@
+import { parseFields, type Selectable, type Selection } from '../src/items/field-selection';
 import { parseFilter } from '../src/items/filters';
 import type { ListStatements } from '../src/items/list-page';
 
@@ -7,6 +8,7 @@ import type { ListStatements } from '../src/items/list-page';
  */
 export function listStatement(
   list: ListStatements,
+  selectable: Selectable,
   workspaceId: string,
   query: URLSearchParams,
 ): [string, (string | number | Date | string[] | null)[]] {
@@ -18,8 +20,11 @@ export function listStatement(
       string | number | string[];
   });
   const since = query.get('since');
+  const fields = query.getAll('fields');
+  const selection =
+    fields.length === 0 ? undefined : (parseFields(selectable, fields) as Selection);
   return [
-    list.text(names).plain,
+    list.text(names, selection).plain,
     [
       workspaceId,
       since === null ? null : new Date(since),

@@ -27,6 +27,8 @@ export interface NoisyNeighbourRun {
   /** While the noisy workspace is served at its in-flight limit, no request refused. */
   quietBesideLimit: QuietReads;
   quietDuringBurst: QuietReads;
+  /** The same burst again, the quiet workspace opening a new connection for each read. */
+  quietNewConnectionsDuringBurst: QuietReads;
   noisyStatuses: Record<string, number>;
   /**
    * Pages per second, both workspaces: the noisy one at its in-flight limit in a closed loop (all
@@ -47,14 +49,31 @@ export interface CpuPerPage {
 }
 
 export interface QuietReads {
+  /** Reads, the first included. */
   count: number;
+  /** Of the reads after the first, on the reader's kept-alive connection. */
   p50: number;
   p99: number;
+  max: number;
+  /** The first read, which opens the reader's connection as the phase begins. */
+  first: number;
   refused: number;
+  /** The service's event loop and collector during the phase, when its metrics were read. */
+  server?: ServerPauses;
+}
+
+/** The service's event-loop delay (prom-client's, reset at each scrape) and its GC pauses. */
+export interface ServerPauses {
+  eventLoopDelay: { p50: number; p99: number; max: number };
+  /** Pauses by kind (minor, major, incremental, weakcb): how many and their total, in ms. */
+  gc: Record<string, { count: number; totalMs: number }>;
+  gcLongestMs: number;
 }
 
 export interface NoisyNeighbourOptions {
   port: number;
+  /** The service's METRICS_PORT, where its event loop and GC pauses are read. */
+  metricsPort?: number;
   quiet: { path: string; key: string };
   noisy: { path: string; keys: string[] };
   inFlightLimit: number;
@@ -68,26 +87,82 @@ export interface NoisyNeighbourOptions {
 
 /**
  * Reads the quiet workspace's page one after another in a process of its own (quiet-reader.ts)
- * until `stop` is called; resolves with the reads' figures.
+ * until `stop` is called; resolves with the reads' figures and the service's pauses meanwhile.
  */
-export function readQuietly(options: Pick<NoisyNeighbourOptions, 'port' | 'quiet'>): {
-  stop: () => Promise<QuietReads>;
-} {
+export async function readQuietly(
+  options: Pick<NoisyNeighbourOptions, 'port' | 'metricsPort' | 'quiet'>,
+  newConnections = false,
+): Promise<{ stop: () => Promise<QuietReads> }> {
+  const pauses =
+    options.metricsPort === undefined ? undefined : await serverPauses(options.metricsPort);
   const reader = fork(join(__dirname, 'quiet-reader.js'), { stdio: 'inherit' });
   const result = new Promise<QuietReaderResult>((resolve, reject) => {
     reader.once('message', (message) => resolve(message as QuietReaderResult));
     reader.once('exit', (code) => reject(new Error(`the quiet reader exited (${code})`)));
   });
-  const start: QuietReaderStart = { port: options.port, ...options.quiet };
+  const start: QuietReaderStart = { port: options.port, ...options.quiet, newConnections };
   reader.send(start);
   return {
     stop: async () => {
       reader.send('stop');
       const { latencies, refused } = await result;
-      latencies.sort((a, b) => a - b);
-      const at = (q: number) =>
-        latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
-      return { count: latencies.length, p50: at(0.5), p99: at(0.99), refused };
+      const server = await pauses?.since();
+      const [first, ...kept] = latencies;
+      kept.sort((a, b) => a - b);
+      const at = (q: number) => kept[Math.min(kept.length - 1, Math.floor(q * kept.length))];
+      return {
+        count: latencies.length,
+        p50: at(0.5),
+        p99: at(0.99),
+        max: kept[kept.length - 1],
+        first,
+        refused,
+        server,
+      };
+    },
+  };
+}
+
+/** A scrape of the service's metrics: the values of the lines named. */
+async function scrape(metricsPort: number): Promise<Map<string, number>> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  const values = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const match = /^visitor_api_(\S+) (\S+)$/.exec(line);
+    if (match) values.set(match[1], Number(match[2]));
+  }
+  return values;
+}
+
+/**
+ * Starts a period of the service's pauses: the scrape resets the event-loop delay's histogram and
+ * the longest GC pause; `since()` scrapes again and reads the period's.
+ */
+async function serverPauses(metricsPort: number): Promise<{ since: () => Promise<ServerPauses> }> {
+  const before = await scrape(metricsPort);
+  return {
+    since: async () => {
+      const after = await scrape(metricsPort);
+      const ms = (name: string) => 1000 * (after.get(name) ?? NaN);
+      const gc: ServerPauses['gc'] = {};
+      for (const [name, count] of after) {
+        const kind = /^gc_pause_seconds_count\{kind="(\w+)"\}$/.exec(name)?.[1];
+        if (kind === undefined) continue;
+        const sum = `gc_pause_seconds_sum{kind="${kind}"}`;
+        gc[kind] = {
+          count: count - (before.get(name) ?? 0),
+          totalMs: 1000 * ((after.get(sum) ?? 0) - (before.get(sum) ?? 0)),
+        };
+      }
+      return {
+        eventLoopDelay: {
+          p50: ms('nodejs_eventloop_lag_p50_seconds'),
+          p99: ms('nodejs_eventloop_lag_p99_seconds'),
+          max: ms('nodejs_eventloop_lag_max_seconds'),
+        },
+        gc,
+        gcLongestMs: ms('gc_pause_max_seconds'),
+      };
     },
   };
 }
@@ -107,7 +182,53 @@ function cpuMeter(options: NoisyNeighbourOptions): { perPage: (pages: number) =>
   };
 }
 
+/** A phase's reads and the service's pauses, for the log. */
+function described(reads: QuietReads): string {
+  const ms = (value: number | undefined) => `${value?.toFixed(1)} ms`;
+  const { server } = reads;
+  const gc = Object.entries(server?.gc ?? {})
+    .map(([kind, { count, totalMs }]) => `${count} ${kind} ${totalMs.toFixed(0)} ms`)
+    .join(', ');
+  return (
+    `p50 ${ms(reads.p50)}, p99 ${ms(reads.p99)}, max ${ms(reads.max)}, first ${ms(reads.first)} ` +
+    `(${reads.count} reads, ${reads.refused} refused); event loop p99 ` +
+    `${ms(server?.eventLoopDelay.p99)}, max ${ms(server?.eventLoopDelay.max)}; GC ${gc}, ` +
+    `longest ${ms(server?.gcLongestMs)}`
+  );
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The noisy workspace's waves for the period: `waveSize` requests at once, through its keys, each
+ * wave when the last is answered; the answers of all. Its agent keeps at most 256 idle connections
+ * (Node's default), so each wave but the first also opens the 44 others.
+ */
+async function sendWaves(options: NoisyNeighbourOptions): Promise<{ status: number }[]> {
+  const agent = new Agent({ keepAlive: true, maxSockets: options.waveSize });
+  const deadline = performance.now() + options.seconds * 1000;
+  const answers: { status: number }[] = [];
+  try {
+    while (performance.now() < deadline) {
+      const wave = await Promise.all(
+        Array.from({ length: options.waveSize }, (_, i) =>
+          get(
+            {
+              port: options.port,
+              path: options.noisy.path,
+              key: options.noisy.keys[i % options.noisy.keys.length],
+            },
+            agent,
+          ),
+        ),
+      );
+      answers.push(...wave);
+    }
+  } finally {
+    agent.destroy();
+  }
+  return answers;
+}
 
 /** The noisy page with `connections` clients in a closed loop: pages per second, all must be 200. */
 async function closedLoop(options: NoisyNeighbourOptions, connections: number): Promise<number> {
@@ -142,16 +263,13 @@ export async function measureNoisyNeighbour(
   // Warm-up of both pages.
   await closedLoop({ ...options, seconds: Math.min(2, seconds) }, options.inFlightLimit);
 
-  const alone = readQuietly(options);
+  const alone = await readQuietly(options);
   await sleep(seconds * 1000);
   const quietAlone = await alone.stop();
-  log(
-    `noisy neighbour: quiet workspace alone p50 ${quietAlone.p50.toFixed(1)} ms, ` +
-      `p99 ${quietAlone.p99.toFixed(1)} ms (${quietAlone.count} reads)`,
-  );
+  log(`noisy neighbour: quiet workspace alone: ${described(quietAlone)}`);
   // The most the service serves without refusing: what the burst's throughput is measured
   // against, and the quiet workspace's latency that the noisy one's admitted load alone costs.
-  const besideLimit = readQuietly(options);
+  const besideLimit = await readQuietly(options);
   const limitStarted = performance.now();
   const limitCpu = cpuMeter(options);
   const noisyAtLimitRps = await closedLoop(options, options.inFlightLimit);
@@ -162,41 +280,23 @@ export async function measureNoisyNeighbour(
   const atLimit = limitCpu.perPage(unloadedMaxRps * limitSeconds);
   log(
     `noisy neighbour: the noisy workspace at its limit, no refusal: ${unloadedMaxRps.toFixed(1)} ` +
-      `pages/s; quiet p50 ${quietBesideLimit.p50.toFixed(1)} ms, p99 ` +
-      `${quietBesideLimit.p99.toFixed(1)} ms`,
+      `pages/s; quiet ${described(quietBesideLimit)}`,
   );
 
-  const agent = new Agent({ keepAlive: true, maxSockets: waveSize });
   const noisyStatuses: Record<string, number> = {};
   let peakRssMb = options.residentMb();
   const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, options.residentMb())), 50);
-  const deadline = performance.now() + seconds * 1000;
   const started = performance.now();
   const burstCpu = cpuMeter(options);
-  const quiet = readQuietly(options);
+  const quiet = await readQuietly(options);
   let noisyServed = 0;
   try {
-    while (performance.now() < deadline) {
-      const wave = await Promise.all(
-        Array.from({ length: waveSize }, (_, i) =>
-          get(
-            {
-              port: options.port,
-              path: options.noisy.path,
-              key: options.noisy.keys[i % options.noisy.keys.length],
-            },
-            agent,
-          ),
-        ),
-      );
-      for (const { status } of wave) {
-        noisyStatuses[status] = (noisyStatuses[status] ?? 0) + 1;
-        if (status === 200) noisyServed++;
-      }
+    for (const { status } of await sendWaves(options)) {
+      noisyStatuses[status] = (noisyStatuses[status] ?? 0) + 1;
+      if (status === 200) noisyServed++;
     }
   } finally {
     clearInterval(sampler);
-    agent.destroy();
   }
   const elapsed = (performance.now() - started) / 1000;
   const quietDuringBurst = await quiet.stop();
@@ -204,10 +304,18 @@ export async function measureNoisyNeighbour(
   const burstServedRps = burstServed / elapsed;
   const duringBurst = burstCpu.perPage(burstServed);
   log(
-    `noisy neighbour: during the burst, quiet p50 ${quietDuringBurst.p50.toFixed(1)} ms, p99 ` +
-      `${quietDuringBurst.p99.toFixed(1)} ms, refused ${quietDuringBurst.refused}; noisy ` +
+    `noisy neighbour: during the burst, quiet ${described(quietDuringBurst)}; noisy ` +
       `${JSON.stringify(noisyStatuses)}; ${burstServedRps.toFixed(1)} pages/s served; ` +
       `peak RSS ${peakRssMb.toFixed(0)} MB`,
+  );
+  // A client that does not keep its connection (curl in a loop, a script without a session)
+  // connects while each wave's new connections are being accepted.
+  const connecting = await readQuietly(options, true);
+  await sendWaves(options);
+  const quietNewConnectionsDuringBurst = await connecting.stop();
+  log(
+    'noisy neighbour: during the burst, quiet with a new connection for each read, ' +
+      described(quietNewConnectionsDuringBurst),
   );
   return {
     waveSize,
@@ -215,6 +323,7 @@ export async function measureNoisyNeighbour(
     quietAlone,
     quietBesideLimit,
     quietDuringBurst,
+    quietNewConnectionsDuringBurst,
     noisyStatuses,
     unloadedMaxRps,
     burstServedRps,

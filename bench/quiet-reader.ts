@@ -6,14 +6,17 @@ import { Agent, request } from 'node:http';
  * process's event loop as much as the service: answering a wave of 300 requests held the quiet
  * reader's next request and its clock (measured: p99 253 ms in one process, docs/benchmarks.md).
  *
- * Reads `path` with `key` one page after another, on one kept-alive connection, from the parent's
- * 'start' message until its 'stop'; then sends back the latencies and how many were not 200.
+ * Reads `path` with `key` one page after another, on one kept-alive connection (or a new one for
+ * each read), from the parent's 'start' message until its 'stop'; then sends back the latencies and
+ * how many were not 200.
  */
 
 export interface QuietReaderStart {
   port: number;
   path: string;
   key: string;
+  /** A new connection for each read, as a client that does not keep them (default: one kept). */
+  newConnections?: boolean;
 }
 
 export interface QuietReaderResult {
@@ -44,7 +47,7 @@ export function get(
 async function readUntilStopped(start: QuietReaderStart): Promise<QuietReaderResult> {
   let stopped = false;
   process.once('message', () => (stopped = true));
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const agent = new Agent({ keepAlive: !start.newConnections, maxSockets: 1 });
   const latencies: number[] = [];
   let refused = 0;
   while (!stopped) {

@@ -7,6 +7,7 @@ import { renderReport, type Report, type ServerName } from './report';
 import { measureWebhooks } from './webhooks';
 import { measureFairQueueCost } from './fair-queue-cost';
 import { measureChangeStream } from './change-stream';
+import { lookupValues } from './lookups';
 import { measureManyTenants } from './many-tenants';
 import { measureNoisyNeighbour } from './noisy-neighbour';
 import { measureRefusalCost } from './refusal-cost';
@@ -43,7 +44,9 @@ import {
   ORDER,
   type RunningServer,
   SERVERS,
+  SERVICE_NODE_FLAGS,
   STARTED,
+  nodeVersions,
   residentMb,
   startServer,
   stopServer,
@@ -74,7 +77,8 @@ async function main(): Promise<void> {
     const selected = (id: string) => !only || only.includes(id);
     const feedPages = (await locateFeedPages(database.url)).filter(({ id }) => selected(id));
     const revalidated = await revalidatedPage(database.url);
-    const workloads = defineWorkloads(keys, feedPages, revalidated).filter(({ id }) =>
+    const lookups = await lookupValues(database.url);
+    const workloads = defineWorkloads(keys, feedPages, revalidated, lookups).filter(({ id }) =>
       selected(id),
     );
     const largeKey = keys.get(LARGE_WORKSPACE_ID) ?? '';
@@ -85,6 +89,7 @@ async function main(): Promise<void> {
       connections,
       generation,
       machine: await describeMachine(database.url),
+      node: { ...nodeVersions(), serviceFlags: SERVICE_NODE_FLAGS },
       startup: {},
       workloads: workloads.map(({ id, title }) => ({ id, title })),
       measurements: [],
@@ -145,13 +150,16 @@ async function main(): Promise<void> {
         });
       }
       if (selected('n')) {
-        const service = servers.get('service');
-        if (!service) throw new Error('the service is not running');
+        // The service with its metrics on, as operations run it: its event-loop delay and GC
+        // pauses are read there during each phase.
+        const service = servers.get('metrics');
+        if (!service) throw new Error('the service with metrics is not running');
         // The quiet workspace: a small one; the noisy one: another small one's key ten times over
         // (each key of a workspace shares its in-flight limit), on its first page of 200.
         const small = (i: number) => keys.get(smallWorkspaceId(i)) ?? '';
         report.noisyNeighbour = await measureNoisyNeighbour({
           port: service.port,
+          metricsPort: service.metricsPort,
           quiet: { path: '/v1/companies?limit=50', key: small(1) },
           noisy: {
             path: `/v1/companies?limit=${LIST_LIMIT}`,
@@ -203,7 +211,9 @@ async function main(): Promise<void> {
       }
       if (selected('w')) {
         const servicePort = servers.get('service')?.port ?? 0;
-        const pageOne = defineWorkloads(keys, feedPages, revalidated).find(({ id }) => id === 'a');
+        const pageOne = defineWorkloads(keys, feedPages, revalidated, lookups).find(
+          ({ id }) => id === 'a',
+        );
         if (!pageOne) throw new Error('workload (a) is not defined');
         report.webhooks = await measureWebhooks({
           databaseUrl: database.url,

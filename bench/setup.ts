@@ -147,7 +147,6 @@ export async function describeMachine(url: string): Promise<Report['machine']> {
   return {
     cpu: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}`,
     memoryGb: Math.round(totalmem() / 2 ** 30),
-    node: process.version,
     postgres: `PostgreSQL ${settings.version}, shared_buffers ${settings.buffers}, on the same machine`,
     date: now.toISOString(),
   };

@@ -5,6 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { cpuSeconds } from './compression';
+import { shippedNodeFlags } from '../test/support/node-flags';
+import { ROOT } from './run-settings';
+import { residentMb } from './servers';
 import { sealSecret } from '../src/webhooks/secret-box';
 import { newSigningSecret } from '../src/webhooks/signing-secret';
 import { EVENT_TYPES } from '../src/webhooks/webhook-events';
@@ -30,6 +33,9 @@ export interface WebhookRun {
    * machine's load (1,000 / this is the events a second one free core could deliver).
    */
   workerCpuMsPerEvent: number;
+  /** The worker's node flags, and its peak resident memory over the whole run, MB. */
+  workerFlags: string[];
+  workerPeakRssMb: number;
   /** The API's workload (a) meanwhile. */
   apiRps: number;
   apiP99: number;
@@ -81,7 +87,11 @@ export async function measureWebhooks(options: {
   const key = randomBytes(32);
   const client = new Client({ connectionString: options.databaseUrl });
   await client.connect();
-  const worker = spawn(process.execPath, [options.workerMain], {
+  // BENCH_WORKER_NODE_FLAGS replaces the shipped ones (to compare heap settings).
+  const workerFlags =
+    process.env.BENCH_WORKER_NODE_FLAGS?.split(/\s+/).filter(Boolean) ??
+    shippedNodeFlags('worker', ROOT);
+  const worker = spawn(process.execPath, [...workerFlags, options.workerMain], {
     env: {
       PATH: process.env.PATH,
       DATABASE_URL: options.databaseUrl,
@@ -93,6 +103,11 @@ export async function measureWebhooks(options: {
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
+  let workerPeakRssMb = 0;
+  const sampler = setInterval(
+    () => (workerPeakRssMb = Math.max(workerPeakRssMb, residentMb(worker.pid))),
+    50,
+  );
   try {
     await client.query(
       `INSERT INTO workspaces (id, name, plan, updated_at) VALUES ($1, 'Webhooks', 'growth', now())
@@ -205,6 +220,8 @@ export async function measureWebhooks(options: {
       backlog: options.backlog,
       backlogPerSecond: options.backlog / ((backlogEnd - backlogStart) / 1000),
       workerCpuMsPerEvent: workerCpuMs / steady.length,
+      workerFlags,
+      workerPeakRssMb,
       apiRps: api.rps,
       apiP99: api.p99,
       hanging: {
@@ -216,6 +233,7 @@ export async function measureWebhooks(options: {
       },
     };
   } finally {
+    clearInterval(sampler);
     worker.kill('SIGTERM');
     await new Promise((resolve) => worker.once('exit', resolve));
     for (const workspace of [WORKSPACE, HANGING_WORKSPACE]) {
@@ -261,5 +279,8 @@ export function renderWebhooks(run: WebhookRun): string[] {
       `never answers; each attempt waits the 15 s timeout), this endpoint received ` +
       `${run.hanging.healthyEvents} events at ${run.hanging.healthyRate} a second: commit→delivery ` +
       `p50 ${ms(run.hanging.p50)}, p99 ${ms(run.hanging.p99)}.`,
+    '',
+    `The worker ran with \`${run.workerFlags.join(' ')}\`; its peak resident memory over the ` +
+      `whole run: ${run.workerPeakRssMb.toFixed(0)} MB.`,
   ];
 }

@@ -3,10 +3,14 @@ import { hashApiKey } from '../src/auth/api-key';
 import { API_KEY_BY_HASH_SQL } from '../src/auth/api-keys.sql';
 import { COMPANY_CHANGES_SQL, COMPANY_LIST } from '../src/companies/companies.sql';
 import { LEAD_LIST } from '../src/leads/leads.sql';
+import { COMPANY_SELECTABLE } from '../src/companies/company.fields';
+import type { Selectable } from '../src/items/field-selection';
+import { LEAD_SELECTABLE } from '../src/leads/lead.fields';
 import { DATA_VERSION_STATEMENT } from '../src/items/item-sql';
 import { weakEtag } from '../src/http/conditional-requests';
 import type { ListStatements } from '../src/items/list-page';
 import { listStatement } from './list-statement';
+import { type LookupValues, lookupWorkloads } from './lookups';
 import { LARGE_WORKSPACE_ID, smallWorkspaceId } from './data';
 import { companyFeedPosition, feedSync, offsetSync, type FeedPosition } from './feeds';
 import { type Report, type ServerName } from './report';
@@ -23,7 +27,7 @@ import {
   secret,
 } from './run-settings';
 import { withClient } from './setup';
-import { WITH_METRICS } from './servers';
+import { FRAMEWORK_ALONE, ON_OLDER_NODE, SERVERS, WITH_METRICS } from './servers';
 
 /*
  * The workloads: what each one requests, and the statements of each request for pgbench.
@@ -88,10 +92,14 @@ export async function revalidatedPage(url: string): Promise<{ path: string; etag
   }
 }
 
+/** The four top-level fields of workload (a4) (and the id, always). */
+export const LIST_FIELDS_QUERY = 'fields=name,domain,intentScore,lastSeen';
+
 export function defineWorkloads(
   keys: Map<string, string>,
   feedPages: FeedPageCase[],
   revalidated: { path: string; etag: string },
+  lookups: LookupValues,
 ): Workload[] {
   const keyOf = (workspace: string): string => {
     const key = keys.get(workspace);
@@ -104,16 +112,21 @@ export function defineWorkloads(
   const workspaceOfKey = new Map([...keys].map(([workspace, key]) => [key, workspace]));
   // A list request's statements: the key lookup, then the list's one statement.
   const list =
-    (statements: ListStatements) =>
+    (statements: ListStatements, selectable: Selectable) =>
     ({ path, key }: Request): [string, SqlValue[]][] => {
       const query = new URL(path, 'http://bench').searchParams;
-      const [sql, values] = listStatement(statements, workspaceOfKey.get(key) ?? '', query);
+      const [sql, values] = listStatement(
+        statements,
+        selectable,
+        workspaceOfKey.get(key) ?? '',
+        query,
+      );
       return [
         [API_KEY_BY_HASH_SQL, [[hashOf(key)]]],
         [sql, values],
       ];
     };
-  const companies = list(COMPANY_LIST);
+  const companies = list(COMPANY_LIST, COMPANY_SELECTABLE);
   // A feed page's statements: the key lookup, then the feed's one statement after the position
   // (none: from the start), with the position's pass (null: this read starts it).
   const feed = (after: FeedPosition | undefined) => (): [string, SqlValue[]][] => [
@@ -135,6 +148,19 @@ export function defineWorkloads(
       id: 'a',
       title: 'page one of companies, limit=50, random small workspaces',
       requests: small.map((w) => ({ path: '/v1/companies?limit=50', key: keyOf(w) })),
+      servers: [...SERVERS, ...ON_OLDER_NODE],
+      statements: companies,
+    },
+    {
+      // Workload (a) asking for four fields (docs/api.md, "Choosing the fields"): the naive server
+      // has no `fields`.
+      id: 'a4',
+      title: `workload (a) with four fields: ${LIST_FIELDS_QUERY}`,
+      requests: small.map((w) => ({
+        path: `/v1/companies?limit=50&${LIST_FIELDS_QUERY}`,
+        key: keyOf(w),
+      })),
+      servers: ['service', 'bare'],
       statements: companies,
     },
     {
@@ -221,6 +247,7 @@ export function defineWorkloads(
       servers: ['service', 'bare'] satisfies ServerName[],
       statements: companies,
     })),
+    ...lookupWorkloads(lookups, large, companies),
     // A 200-item page, then the same asked with its ETag (docs/api.md, "Conditional requests"):
     // the 304 reads the data version alone, not the page.
     {
@@ -268,21 +295,21 @@ export function defineWorkloads(
       id: 'z',
       title: 'the framework alone: GET /health/live (no key, no database)',
       requests: [{ path: '/health/live', key: large }],
-      servers: WITH_METRICS,
+      servers: [...WITH_METRICS, ...ON_OLDER_NODE, ...FRAMEWORK_ALONE],
       statements: () => [],
     },
     {
       id: 'e',
       title: 'GET /v1/me, random keys',
       requests: [...keys.values()].map((key) => ({ path: '/v1/me', key })),
-      servers: WITH_METRICS,
+      servers: [...WITH_METRICS, ...ON_OLDER_NODE],
       statements: (request) => [[API_KEY_BY_HASH_SQL, [[hashOf(request.key)]]]],
     },
     {
       id: 'f',
       title: 'page one of leads, limit=50, random small workspaces',
       requests: small.map((w) => ({ path: '/v1/leads?limit=50', key: keyOf(w) })),
-      statements: list(LEAD_LIST),
+      statements: list(LEAD_LIST, LEAD_SELECTABLE),
     },
   ];
 }

@@ -1,15 +1,14 @@
 import type { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
-import type { Express, RequestHandler } from 'express';
-import { HTTP_LOGGER } from './logging/logging.module';
+import type { Express } from 'express';
+import type { Logger } from 'pino';
+import { ROOT_LOGGER } from './logging/app-logger';
+import { logRequests } from './logging/request-log';
 import { answerClientErrors, serveAnyExpectation } from './http/client-error';
-import { compressJson } from './http/compression';
-import { conditionalDocument, takePreconditions } from './http/conditional-requests';
-import { refuseTooManyHeaders } from './http/header-count';
-import { readMalformedIdsLiterally, refuseUndecodablePaths } from './http/literal-path';
+import { compressJsonAnswers } from './http/compression';
+import { conditionalDocument } from './http/conditional-requests';
+import { prepareRequest } from './http/prepare-request';
 import { parseQueryString } from './http/query-string';
-import { setResponseHeaders } from './http/response-headers';
-import { securityHeaders } from './http/security-headers';
 import { Environment } from './config/environment';
 import { trustProxySetting } from './config/trust-proxy';
 import { McpEndpoint } from './mcp/mcp-endpoint';
@@ -52,22 +51,18 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   // The API makes its own ETags (conditional-read.interceptor.ts): none of Express's body hashes.
   app.set('etag', false);
   app.set('query parser', parseQueryString);
-  // First: every request has its log line, whatever answers it.
-  app.use(app.get<RequestHandler>(HTTP_LOGGER));
-  // Before Nest's router: even a request that fails routing (a malformed path) gets the headers.
-  app.use(securityHeaders);
-  app.use(setResponseHeaders);
-  app.use(refuseTooManyHeaders);
-  app.use(takePreconditions);
   // gzip or br as Accept-Encoding allows, for every JSON answer (the OpenAPI document included).
-  app.use(compressJson());
-  app.use(readMalformedIdsLiterally);
-  app.use(refuseUndecodablePaths);
+  compressJsonAnswers(app.getHttpAdapter().getInstance());
+  // Before Nest's router: even a request that fails routing (a malformed path) gets the headers.
+  app.use(prepareRequest);
+  const server = app.getHttpServer();
   // A burst's requests over their workspace's in-flight limit are refused before Express.
-  app.get(InFlightOnArrival).install(app.getHttpServer());
+  app.get(InFlightOnArrival).install(server);
+  // Ahead of that: every request has its log line, whatever answers it.
+  logRequests(server, app.get<Logger>(ROOT_LOGGER));
   // Requests that Node's parser refuses get the envelope too (see client-error.ts).
-  answerClientErrors(app.getHttpServer());
-  serveAnyExpectation(app.getHttpServer());
+  answerClientErrors(server);
+  serveAnyExpectation(server);
   // GET /v1/openapi.json and /docs: after the headers above, before the guards (no key needed).
   const contract = buildOpenApiDocument(app);
   app.use('/v1/openapi.json', conditionalDocument(contract));

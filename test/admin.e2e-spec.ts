@@ -4,7 +4,7 @@ import { createTestDatabase } from './support/database';
 import { createApiKey, createWorkspace } from './support/factories';
 import { getWithKey, ISO_UTC_MILLIS } from './support/http';
 
-// The operator's admin tool (README, "The admin tool"), run in-process against the test app's
+// The operator's admin tool (docs/admin.md), run in-process against the test app's
 // database: what it prints, what it writes, and what the API then does with the keys it issues.
 const admin = runAdminCommand;
 
@@ -239,7 +239,7 @@ describe('admin tool', () => {
         prefix: output.key.slice(0, 9),
         createdAt: expect.stringMatching(ISO_UTC_MILLIS),
         expiresAt: null,
-        scopes: [],
+        scopes: 'all',
         key: expect.stringMatching(/^st_[0-9A-Za-z]{38}$/),
       });
       const me = await getWithKey(t.app, '/v1/me', output.key);
@@ -331,7 +331,7 @@ describe('admin tool', () => {
         revokedAt: null,
         expiresAt: null,
         rolledAt: null,
-        scopes: [],
+        scopes: 'all',
       });
       expect(output).toContainEqual(
         expect.objectContaining({

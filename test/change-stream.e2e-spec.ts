@@ -197,6 +197,12 @@ describe('refused before any line', () => {
       { Accept: 'application/x-ndjson;q=0' },
       ['Accept must allow application/x-ndjson'],
     ],
+    [
+      'an Accept that refuses NDJSON by name, whatever */* allows',
+      '',
+      { Accept: '*/*, application/x-ndjson;q=0' },
+      ['Accept must allow application/x-ndjson'],
+    ],
   ])('400 for %s', async (_case, query, headers, message) => {
     const path = `/v1/companies/changes/stream${query}`;
     const response = await getWithKey(t.app, path, key).set(headers);

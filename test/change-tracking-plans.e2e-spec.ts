@@ -54,11 +54,14 @@ describe('change tracking plans', () => {
       SET auto_explain.log_level = notice; SET client_min_messages = notice`);
   }
 
-  /** The rows each step of the plans handled, over all its loops. */
+  /**
+   * The rows each step of the plans handled, over all its loops. A step's rows are its average
+   * per loop: a whole number up to PostgreSQL 17, with two decimals from 18 ("rows=2000.00").
+   */
   function rowsPerStep(): number[] {
     return notices
       .flatMap((plan) => plan.split('\n'))
-      .map((line) => /actual time=\S+ rows=(\d+) loops=(\d+)/.exec(line))
+      .map((line) => /actual time=\S+ rows=([\d.]+) loops=(\d+)/.exec(line))
       .filter((match) => match !== null)
       .map(([, rows, loops]) => Number(rows) * Number(loops));
   }

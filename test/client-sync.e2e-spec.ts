@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client as PgClient, Pool, type PoolClient } from 'pg';
 import { Client, NotFoundError, type ClientOptions } from '../clients/typescript/src';
-import { runSync, type SyncOptions } from '../clients/typescript/examples/sync';
+import { CRM_FIELDS, runSync, type SyncOptions } from '../clients/typescript/examples/sync';
+import { restricted } from './support/selected-fields';
 import { createTestApp, listening, type TestApp } from './support/app';
 import {
   companyInsert,
@@ -139,9 +140,23 @@ async function source(
   return items;
 }
 
-async function expectCopyEqualsSource(t: TestApp, key: string, dir: string): Promise<void> {
+async function expectCopyEqualsSource(
+  t: TestApp,
+  key: string,
+  dir: string,
+  fields?: SyncOptions['fields'],
+): Promise<void> {
   for (const type of ['companies', 'leads'] as const) {
-    const expected = await source(t, key, type);
+    const whole = await source(t, key, type);
+    const names = fields?.[type];
+    const expected = names
+      ? Object.fromEntries(
+          Object.entries(whole).map(([id, item]) => [
+            id,
+            restricted(item as Record<string, unknown>, names),
+          ]),
+        )
+      : whole;
     const copy = await copyOf(dir, type);
     // Named first, compared whole after: a failure says which ids are extra or missing.
     expect(Object.keys(copy).sort()).toEqual(Object.keys(expected).sort());
@@ -508,6 +523,29 @@ describe('the CRM sync example (clients/typescript/examples/sync.ts)', () => {
         '/v1/leads/changes/stream',
       ]);
       await expectCopyEqualsSource(t, key, dir);
+    }, 60_000);
+
+    it('copies only the fields a CRM maps, with fields, and keeps them up to date', async () => {
+      const { workspace, key } = await createTenant(t.prisma);
+      const companyIds = await insertCompanies(t, workspace.id, 300, 0.1);
+      await insertLeads(t, workspace.id, companyIds, 100);
+      const first = streamingClient(key);
+      await runSync({ client: first.client, ...paths, fields: CRM_FIELDS });
+      expect(first.requests.map(({ path }) => decodeURIComponent(path))).toEqual([
+        `/v1/companies/changes/stream?fields=${CRM_FIELDS.companies.join(',')}`,
+        `/v1/leads/changes/stream?fields=${CRM_FIELDS.leads.join(',')}`,
+      ]);
+      await expectCopyEqualsSource(t, key, dir, CRM_FIELDS);
+
+      await t.prisma.company.update({ where: { id: companyIds[1] }, data: { name: 'Renamed' } });
+      await t.prisma.company.delete({ where: { id: companyIds[0] } });
+      const again = await runSync({
+        client: streamingClient(key).client,
+        ...paths,
+        fields: CRM_FIELDS,
+      });
+      expect(again.companies).toMatchObject({ upserts: 1, deletes: 1, caughtUp: true });
+      await expectCopyEqualsSource(t, key, dir, CRM_FIELDS);
     }, 60_000);
 
     it('resumes a stream cut mid-way from its last checkpoint, and ends with the source', async () => {

@@ -161,6 +161,20 @@ describe('the TypeScript client against the server', () => {
     expect(leads.map((lead) => lead.intentScore)).toEqual([90, 70]);
   });
 
+  it('listCompanies() sends the lookups: domains comma-separated, and q', async () => {
+    const { client } = recordingClient(t, { apiKey: key, baseUrl });
+    const [first] = (await getWithKey(t.app, '/v1/companies', key)).body.data;
+    const domain = (first.domain as string).toUpperCase();
+    const page = await client.listCompanies({ domain: [domain, 'none.example'], q: 'ompan' });
+    const expected = await getWithKey(
+      t.app,
+      `/v1/companies?domain=${domain},none.example&q=ompan`,
+      key,
+    );
+    expect(page).toStrictEqual(expected.body);
+    expect(page.data.map((company) => company.id)).toEqual([first.id]);
+  });
+
   it('getCompany() and getLead() return the item as the API does', async () => {
     const { client, statuses } = recordingClient(t, { apiKey: key, baseUrl });
     const [company] = (await getWithKey(t.app, '/v1/companies', key)).body.data;

@@ -1,16 +1,19 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { execFile } from 'node:child_process';
+import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
+import { Client } from 'pg';
 import { findFreePort } from '../src/dev/free-port';
 import { type BuiltProcess, spawnBuilt } from './support/built-process';
 import { directDatabaseUrl } from './support/database';
+import { until } from './support/until';
 
 /*
  * `npm run demo` (the README's quick start) as its built program, `node dist/dev/demo.js`, in a
- * checkout folder of its own: what it says when it cannot start, and that it never destroys what
- * another demo owns.
+ * checkout folder of its own: that it serves as production does and stops cleanly, what it says
+ * when it cannot start, and that it never destroys what another demo owns.
  */
 const running: BuiltProcess[] = [];
 const folders: string[] = [];
@@ -33,11 +36,12 @@ function checkout(): string {
 }
 
 /** The demo on its embedded PostgreSQL (no DATABASE_URL), as on a fresh machine. */
-function startDemo(cwd: string, port: number): BuiltProcess {
+function startDemo(cwd: string, port: number, { ownProcessGroup = false } = {}): BuiltProcess {
   const demo = spawnBuilt('dev/demo.js', {
     databaseUrl: undefined,
     cwd,
     env: { NODE_ENV: 'development', PORT: String(port), API_KEY_SECRET: undefined },
+    ownProcessGroup,
   });
   running.push(demo);
   return demo;
@@ -70,6 +74,53 @@ async function companiesStatus(port: number, key: string): Promise<number> {
   });
   return response.status;
 }
+
+/** A list read with the key, on a kept-alive connection: its status and Keep-Alive header. */
+function companies(port: number, key: string): Promise<{ status?: number; keepAlive?: string }> {
+  return new Promise((resolve, reject) => {
+    get(
+      `http://127.0.0.1:${port}/v1/companies?limit=5`,
+      { headers: { Authorization: `Bearer ${key}`, Connection: 'keep-alive' } },
+      (response) => {
+        response.resume();
+        resolve({ status: response.statusCode, keepAlive: String(response.headers['keep-alive']) });
+      },
+    ).once('error', reject);
+  });
+}
+
+it('serves as production does, and on Ctrl-C stops its database after its pools, and says so', async () => {
+  const cwd = checkout();
+  const port = await findFreePort();
+  const demo = startDemo(cwd, port, { ownProcessGroup: true });
+  const key = await printedKey(demo);
+  // The server's timeouts (src/server/server-timeouts.ts), not Node's default of 5 s.
+  expect(await companies(port, key)).toEqual({ status: 200, keepAlive: 'timeout=65' });
+  const folder = `.data/demo-postgres-${demo.process.pid}`;
+  expect(existsSync(join(cwd, folder))).toBe(true);
+  const databaseUrl = /export DATABASE_URL='([^']+)'/.exec(demo.output.join(''))?.[1];
+
+  // Ctrl-C in a terminal signals its whole process group: the demo and whatever it started; under
+  // `npm run demo`, npm then forwards it to the demo once more, while it drains.
+  process.kill(-(demo.process.pid ?? 0), 'SIGINT');
+  await until('the drain to begin', () => demo.output.join('').includes('SIGINT: closing'), {
+    detail: () => demo.output.join(''),
+  });
+  demo.process.kill('SIGINT');
+  expect(await demo.exited).toEqual({ code: 0, signal: null });
+  const output = demo.output.join('');
+  expect(output).toContain('"msg":"Shut down"');
+  // No pool had a connection cut under it ("Idle connection lost"), nor anything else to warn of.
+  expect(output.split('\n').filter((line) => /"level":"(warn|error|fatal)"/.test(line))).toEqual(
+    [],
+  );
+  expect(output.trimEnd().split('\n').at(-1)).toBe(
+    `The demo stopped its embedded PostgreSQL and removed its folder, ${folder}.`,
+  );
+  expect(existsSync(join(cwd, folder))).toBe(false);
+  const client = new Client({ connectionString: databaseUrl, connectionTimeoutMillis: 2_000 });
+  await expect(client.connect()).rejects.toThrow(/ECONNREFUSED/);
+}, 120_000);
 
 it('a second demo in the same checkout (port taken) leaves the running one and its data alone', async () => {
   const cwd = checkout();

@@ -1,9 +1,11 @@
+import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { findFreePort } from '../src/dev/free-port';
 import { type BuiltProcess, spawnBuilt } from './support/built-process';
-import { createTestDatabase, type TestDatabase, waitForLockWaiter } from './support/database';
+import { createTestDatabase, type TestDatabase } from './support/database';
+import { until } from './support/until';
 
 /*
  * The container's command, `node dist/server/entrypoint.js` (migrations, then the server, in one
@@ -64,23 +66,24 @@ async function stop(started: Started): Promise<unknown> {
   return outcome;
 }
 
-async function until(
+/** Polls `check` while the process runs (a check that throws is not yet); fails once it exits. */
+function whileRunning(
   what: string,
   started: Started,
   check: () => Promise<boolean> | boolean,
-): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    if (started.process.exitCode !== null) break;
-    if (
-      await Promise.resolve()
+): Promise<true> {
+  return until(
+    what,
+    () => {
+      if (started.process.exitCode !== null) {
+        throw new Error(`The process exited before ${what}. Output:\n${started.output.join('')}`);
+      }
+      return Promise.resolve()
         .then(check)
-        .catch(() => false)
-    )
-      return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`Timed out waiting for ${what}. Output:\n${started.output.join('')}`);
+        .catch(() => false);
+    },
+    { withinMs: 20_000, detail: () => `Output:\n${started.output.join('')}` },
+  );
 }
 
 function messages(started: Started): string[] {
@@ -99,7 +102,10 @@ it('SIGTERM while waiting for the migration lock: exit 0 at once', async () => {
   await locker.query('SELECT pg_advisory_lock($1)', [MIGRATE_LOCK_KEY]);
 
   const started = await startEntrypoint(db);
-  await waitForLockWaiter(locker);
+  // The runner asks for the lock again and again (src/database/migrator.ts), and says it waits.
+  await whileRunning('the run to wait for the migration lock', started, () =>
+    messages(started).some((message) => message.startsWith('Waiting for the migration lock')),
+  );
 
   expect(await stop(started)).toEqual({ code: 0, signal: null });
   expect(messages(started).at(-1)).toBe('SIGTERM before serving: exiting');
@@ -108,17 +114,44 @@ it('SIGTERM while waiting for the migration lock: exit 0 at once', async () => {
 it('SIGTERM while the server starts (migrations done): exit 0', async () => {
   const db = await database({ migrated: true });
   const started = await startEntrypoint(db);
-  await until('the migrations to be checked', started, () =>
+  await whileRunning('the migrations to be checked', started, () =>
     messages(started).includes('No pending migrations'),
   );
 
   expect(await stop(started)).toEqual({ code: 0, signal: null });
 }, 60_000);
 
+it('a SIGTERM that comes while the start holds the event loop still drains: exit 0', async () => {
+  // The server's start hands the signals over to its drain in the turn in which it listens
+  // (start-signals.ts). A signal received during that turn's JavaScript is handled in the next
+  // one: the drain must still get it, not be lost with a listener removed meanwhile.
+  const script = `
+    const { exitOnSignalUntilServing, handOverSignals } = require(${JSON.stringify(
+      join(__dirname, '..', 'dist', 'server', 'start-signals.js'),
+    )});
+    exitOnSignalUntilServing();
+    process.stdout.write('busy\\n');
+    const until = Date.now() + 1500;
+    while (Date.now() < until);
+    handOverSignals((signal) => { process.stdout.write('drained ' + signal + '\\n'); process.exit(0); });
+    setTimeout(() => process.exit(3), 5000);
+  `;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  cleanups.push(() => Promise.resolve(child.kill('SIGKILL')));
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  await until('the script to be busy', () => output.includes('busy'));
+  child.kill('SIGTERM');
+
+  expect(await exited).toBe(0);
+  expect(output).toBe('busy\ndrained SIGTERM\n');
+});
+
 it('migrates an empty database, serves, and drains on SIGTERM: exit 0', async () => {
   const db = await database({ migrated: false });
   const started = await startEntrypoint(db);
-  await until('/health/live', started, async () => {
+  await whileRunning('/health/live', started, async () => {
     const response = await fetch(`http://127.0.0.1:${started.port}/health/live`);
     return response.status === 200;
   });

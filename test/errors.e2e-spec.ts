@@ -43,8 +43,17 @@ class DatabaseRelay {
       const port = this.port || 20_000 + Math.floor(Math.random() * 12_000);
       try {
         await new Promise<void>((resolve, reject) => {
-          server.once('error', reject);
-          server.listen(port, '127.0.0.1', resolve);
+          // Each attempt's listeners go with it: a port still held can take many attempts.
+          const listening = () => {
+            server.off('error', failed);
+            resolve();
+          };
+          const failed = (error: Error) => {
+            server.off('listening', listening);
+            reject(error);
+          };
+          server.once('listening', listening).once('error', failed);
+          server.listen(port, '127.0.0.1');
         });
         this.port = port;
         break;

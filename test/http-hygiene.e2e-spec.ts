@@ -383,9 +383,9 @@ describe('header lines', () => {
 
   it.each([
     [`${MAX_REQUEST_HEADERS + 1} lines`, lines(MAX_REQUEST_HEADERS - 2), false],
-    // Node kept the first 2,000 and dropped the rest silently: a key after them was a 401.
+    // Node keeps the first 2,000 and drops the rest silently: a key after them would be a 401.
     ['2,001 lines, the key last', lines(1_999, (i) => `${((i % 26) + 10).toString(36)}:`), true],
-    // Empty values: on Node 20, 16,000 lines of 4 bytes passed the 16 KiB bound on header bytes.
+    // Empty values: on Node 20, 16,000 lines of 4 bytes pass the 16 KiB bound on header bytes.
     ['16,000 empty lines', lines(16_000, (i) => `${((i % 26) + 10).toString(36)}:`), true],
   ])(
     '%s: 431 with the envelope, the headers of every answer and a log line',

@@ -2,10 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import type { CompanyDto, ContactDto } from '../src/companies/dto/company.dto';
-import type { LeadDto } from '../src/leads/dto/lead.dto';
 import { type AdminRun, runAdminCommand } from './support/admin';
 import { createTestDatabase, type TestDatabase, waitForLockWaiter } from './support/database';
+import { companyRecord, contactRecord, leadRecord } from './support/factories';
 
 /*
  * What the database refuses of an import that passed every check of its own (issue 13, point 2):
@@ -36,61 +35,6 @@ afterEach(async () => {
   await rm(directory, { recursive: true, force: true });
 });
 
-function company(id: string, overrides: Partial<CompanyDto> = {}): CompanyDto {
-  return {
-    id,
-    name: `Company ${id}`,
-    domain: `${id}.example`,
-    industry: 'Software',
-    size: '51-200',
-    country: 'France',
-    city: 'Lyon',
-    revenue: '10M-50M',
-    siren: null,
-    intentScore: 50,
-    intentLevel: 'warm',
-    icpScore: 60,
-    commercialScore: 55,
-    crmStatus: 'new',
-    visitsCount: 3,
-    firstSeen: '2026-02-01T08:00:00.000Z',
-    lastSeen: '2026-02-20T17:30:00.000Z',
-    contacts: [],
-    ...overrides,
-  };
-}
-
-function contact(id: string, overrides: Partial<ContactDto> = {}): ContactDto {
-  return {
-    id,
-    name: `Contact ${id}`,
-    jobTitle: 'Head of Growth',
-    email: null,
-    phone: null,
-    linkedin: null,
-    seniority: 'director',
-    ...overrides,
-  };
-}
-
-function lead(id: string, of: CompanyDto): LeadDto {
-  return {
-    id,
-    companyId: of.id,
-    companyName: of.name,
-    contactName: 'Someone',
-    contactTitle: 'VP Sales',
-    intentScore: 70,
-    intentLevel: 'hot',
-    signal: 'Visited the pricing page',
-    recommendedAction: 'Call',
-    status: 'new',
-    createdAt: '2026-02-15T10:00:00.000Z',
-    contactEmail: null,
-    assignedToId: null,
-  };
-}
-
 async function importFile(content: unknown): Promise<AdminRun> {
   const path = join(directory, 'import.json');
   await writeFile(path, JSON.stringify(content));
@@ -119,8 +63,8 @@ it('a CHECK constraint narrower than the field map (23514): the record and the f
 
   const run = await importFile({
     companies: [
-      company('co_1', { name: 'Short' }),
-      company('co_2', { name: 'A name of 23 characters' }),
+      companyRecord({ id: 'co_1', name: 'Short' }),
+      companyRecord({ id: 'co_2', name: 'A name of 23 characters' }),
     ],
   });
 
@@ -139,7 +83,10 @@ it('a column narrower than the field map (22001, string too long): the record an
 
   const run = await importFile({
     companies: [
-      company('co_1', { contacts: [contact('ct_1', { jobTitle: 'CTO' }), contact('ct_2')] }),
+      companyRecord({
+        id: 'co_1',
+        contacts: [contactRecord({ id: 'ct_1', jobTitle: 'CTO' }), contactRecord({ id: 'ct_2' })],
+      }),
     ],
   });
 
@@ -177,7 +124,14 @@ async function importWhile(
 it('an id another workspace took during the import (the upsert leaves it alone): the record', async () => {
   const run = await importWhile(
     'contacts',
-    { companies: [company('co_1', { contacts: [contact('ct_1'), contact('ct_taken')] })] },
+    {
+      companies: [
+        companyRecord({
+          id: 'co_1',
+          contacts: [contactRecord({ id: 'ct_1' }), contactRecord({ id: 'ct_taken' })],
+        }),
+      ],
+    },
     async (writer) => {
       await writer.query(`INSERT INTO companies VALUES ('co_theirs', 'ws_other', 'Theirs', 'd', 'i',
         's', 'c', 'c', 'r', NULL, 1, 'hot', 1, 1, 'new', 1, now(), now())`);
@@ -196,18 +150,20 @@ it('an id another workspace took during the import (the upsert leaves it alone):
 it('a company deleted during the import (23503, foreign key): the leads that point to it', async () => {
   // Seen on another day than the file's company: the two transactions then share no count row
   // (migration 20261123000000_list_totals), where they would deadlock.
-  const stored = company('co_stored', {
+  const stored = companyRecord({
+    id: 'co_stored',
     name: 'Stored',
     firstSeen: '2026-01-01T00:00:00.000Z',
     lastSeen: '2026-01-02T00:00:00.000Z',
   });
   await importFile({ companies: [stored] });
+  const fresh = companyRecord({ id: 'co_new' });
 
   const run = await importWhile(
     'leads',
     {
-      companies: [company('co_new')],
-      leads: [lead('ld_1', company('co_new')), lead('ld_2', stored)],
+      companies: [fresh],
+      leads: [leadRecord(fresh, { id: 'ld_1' }), leadRecord(stored, { id: 'ld_2' })],
     },
     (writer) => writer.query("DELETE FROM companies WHERE id = 'co_stored'"),
   );

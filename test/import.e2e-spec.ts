@@ -8,80 +8,20 @@ import type { LeadDto } from '../src/leads/dto/lead.dto';
 import { type AdminRun, runAdminCommand } from './support/admin';
 import { createTestApp, type TestApp } from './support/app';
 import {
+  companyRecord,
+  contactRecord,
   createApiKey,
   createCompany,
   createContact,
   createLead,
   createWorkspace,
+  leadRecord,
 } from './support/factories';
 import { propertyOptions } from './support/fast-check';
 import { getWithKey, pageThrough } from './support/http';
 
-// `import` and `seed --demo` of the admin tool (README, "Importing data"): what goes in comes back
+// `import` and `seed --demo` of the admin tool (docs/admin.md, "Importing data"): what goes in comes back
 // out of the API unchanged, and a file with any bad record writes nothing.
-
-let sequence = 0;
-const next = () => String(++sequence).padStart(4, '0');
-
-/** A company of the import file, exactly the API's shape; distinct ids on every call. */
-function company(overrides: Partial<CompanyDto> = {}): CompanyDto {
-  const n = next();
-  return {
-    id: `co_${n}`,
-    name: `Company ${n}`,
-    domain: `company-${n}.example`,
-    industry: 'Software',
-    size: '51-200',
-    country: 'France',
-    city: 'Lyon',
-    revenue: '10M-50M',
-    siren: null,
-    intentScore: 50,
-    intentLevel: 'warm',
-    icpScore: 61.5,
-    commercialScore: 55,
-    crmStatus: 'new',
-    visitsCount: 3,
-    firstSeen: '2026-02-01T08:00:00.000Z',
-    lastSeen: '2026-02-20T17:30:00.123Z',
-    contacts: [],
-    ...overrides,
-  };
-}
-
-function contact(overrides: Partial<ContactDto> = {}): ContactDto {
-  const n = next();
-  return {
-    id: `ct_${n}`,
-    name: `Contact ${n}`,
-    jobTitle: 'Head of Growth',
-    email: null,
-    phone: null,
-    linkedin: null,
-    seniority: 'director',
-    ...overrides,
-  };
-}
-
-function lead(of: CompanyDto, overrides: Partial<LeadDto> = {}): LeadDto {
-  const n = next();
-  return {
-    id: `ld_${n}`,
-    companyId: of.id,
-    companyName: of.name,
-    contactName: `Contact ${n}`,
-    contactTitle: 'VP Sales',
-    intentScore: 70,
-    intentLevel: 'hot',
-    signal: 'Visited the pricing page 4 times this week',
-    recommendedAction: 'Call within 24 hours',
-    status: 'new',
-    createdAt: '2026-02-15T10:00:00.000Z',
-    contactEmail: null,
-    assignedToId: null,
-    ...overrides,
-  };
-}
 
 const SENIORITY_ORDER = ['c_level', 'vp', 'director', 'manager', 'ic'];
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -123,8 +63,9 @@ describe('admin import', () => {
     return runAdminCommand({ DATABASE_URL: t.database.url }, ...argv);
   }
 
+  let files = 0;
   async function fileWith(content: unknown): Promise<string> {
-    const path = join(directory, `import-${next()}.json`);
+    const path = join(directory, `import-${++files}.json`);
     await writeFile(path, typeof content === 'string' ? content : JSON.stringify(content));
     return path;
   }
@@ -177,21 +118,21 @@ describe('admin import', () => {
     it('returns through the API exactly the objects imported, in the contract’s order', async () => {
       const workspace = await createWorkspace(t.prisma);
       const { key } = await createApiKey(t.prisma, workspace.id);
-      const tiedFirst = company({ id: 'co_rt_b', intentScore: 88.5, siren: '732829320' });
+      const tiedFirst = companyRecord({ id: 'co_rt_b', intentScore: 88.5, siren: '732829320' });
       tiedFirst.contacts = [
-        contact({ name: 'Zoe Adams', seniority: 'ic', email: 'zoe@example.com' }),
-        contact({
+        contactRecord({ name: 'Zoe Adams', seniority: 'ic', email: 'zoe@example.com' }),
+        contactRecord({
           name: 'Yann Brun',
           seniority: 'c_level',
           linkedin: 'https://www.linkedin.com/in/yb',
         }),
-        contact({ name: 'Anna Brun', seniority: 'c_level', phone: '+33 6 12 34 56 78' }),
-        contact({ id: 'ct_rt_2', name: 'Sam Lee', seniority: 'manager' }),
-        contact({ id: 'ct_rt_10', name: 'Sam Lee', seniority: 'manager' }),
-        contact({ name: 'Vic Hale', seniority: 'vp' }),
+        contactRecord({ name: 'Anna Brun', seniority: 'c_level', phone: '+33 6 12 34 56 78' }),
+        contactRecord({ id: 'ct_rt_2', name: 'Sam Lee', seniority: 'manager' }),
+        contactRecord({ id: 'ct_rt_10', name: 'Sam Lee', seniority: 'manager' }),
+        contactRecord({ name: 'Vic Hale', seniority: 'vp' }),
       ];
-      const tiedSecond = company({ id: 'co_rt_a', intentScore: 88.5, crmStatus: 'in_crm' });
-      const cold = company({
+      const tiedSecond = companyRecord({ id: 'co_rt_a', intentScore: 88.5, crmStatus: 'in_crm' });
+      const cold = companyRecord({
         intentScore: 12.25,
         intentLevel: 'cold',
         icpScore: 0,
@@ -201,19 +142,23 @@ describe('admin import', () => {
         firstSeen: '2026-01-31T23:59:59.999Z',
         lastSeen: '2026-01-31T23:59:59.999Z',
         contacts: [
-          contact({
+          contactRecord({
             email: 'a@b.example',
             phone: '+1 202 555 0100',
             linkedin: 'https://x.example/a',
           }),
         ],
       });
-      const hottest = company({ intentScore: 100, intentLevel: 'hot', crmStatus: 'won' });
+      const hottest = companyRecord({ intentScore: 100, intentLevel: 'hot', crmStatus: 'won' });
       const companies = [cold, tiedFirst, hottest, tiedSecond];
       const leads = [
-        lead(cold, { intentScore: 30, intentLevel: 'cold', status: 'dismissed' }),
-        lead(hottest, { intentScore: 95, contactEmail: 'ceo@hot.example', assignedToId: 'usr_42' }),
-        lead(tiedFirst, {
+        leadRecord(cold, { intentScore: 30, intentLevel: 'cold', status: 'dismissed' }),
+        leadRecord(hottest, {
+          intentScore: 95,
+          contactEmail: 'ceo@hot.example',
+          assignedToId: 'usr_42',
+        }),
+        leadRecord(tiedFirst, {
           intentScore: 95,
           status: 'converted',
           createdAt: '2026-02-28T23:00:00.001Z',
@@ -254,7 +199,7 @@ describe('admin import', () => {
       expect(api.companies.data[2].contacts[3].id).toBe('ct_rt_10');
     });
 
-    it('imports the README’s example, docs/examples/import.json, cleanly: the API returns it', async () => {
+    it('imports docs/admin.md’s example, docs/examples/import.json, cleanly: the API returns it', async () => {
       const workspace = await createWorkspace(t.prisma);
       const { key } = await createApiKey(t.prisma, workspace.id);
       const example = join(__dirname, '..', 'docs', 'examples', 'import.json');
@@ -281,7 +226,10 @@ describe('admin import', () => {
     it('stores a date-time given with an offset as that instant, returned in UTC', async () => {
       const workspace = await createWorkspace(t.prisma);
       const { key } = await createApiKey(t.prisma, workspace.id);
-      const offset = company({ firstSeen: '2026-02-01T10:00:00+02:00', lastSeen: '2026-02-02' });
+      const offset = companyRecord({
+        firstSeen: '2026-02-01T10:00:00+02:00',
+        lastSeen: '2026-02-02',
+      });
 
       await importJson(workspace.id, { companies: [offset] });
 
@@ -295,11 +243,11 @@ describe('admin import', () => {
     it('keeps dates decades apart, to the millisecond', async () => {
       const workspace = await createWorkspace(t.prisma);
       const { key } = await createApiKey(t.prisma, workspace.id);
-      const spread = company({
+      const spread = companyRecord({
         firstSeen: '1970-01-01T00:00:00.000Z',
         lastSeen: '9999-12-31T23:59:59.999Z',
       });
-      const early = lead(spread, { createdAt: '1970-01-01T00:00:00.001Z' });
+      const early = leadRecord(spread, { createdAt: '1970-01-01T00:00:00.001Z' });
 
       await importJson(workspace.id, { companies: [spread], leads: [early] });
 
@@ -311,14 +259,14 @@ describe('admin import', () => {
 
     it('prints one line without --json', async () => {
       const workspace = await createWorkspace(t.prisma);
-      const only = company({ contacts: [contact(), contact()] });
+      const only = companyRecord({ contacts: [contactRecord(), contactRecord()] });
 
       const run = await admin(
         'import',
         '--workspace',
         workspace.id,
         '--file',
-        await fileWith({ companies: [only], leads: [lead(only)] }),
+        await fileWith({ companies: [only], leads: [leadRecord(only)] }),
       );
 
       expect(run).toStrictEqual({
@@ -332,7 +280,7 @@ describe('admin import', () => {
       const workspace = await createWorkspace(t.prisma);
       const stored = await createCompany(t.prisma, workspace.id, { name: 'Stored Co' });
       const { key } = await createApiKey(t.prisma, workspace.id);
-      const onStored = lead({ ...company(), id: stored.id, name: 'Stored Co' });
+      const onStored = leadRecord({ ...companyRecord(), id: stored.id, name: 'Stored Co' });
 
       await expect(importJson(workspace.id, { leads: [onStored] })).resolves.toStrictEqual({
         companies: 0,
@@ -348,14 +296,14 @@ describe('admin import', () => {
     it('updates records in place by id, replaces each company’s contacts, keeps the rest', async () => {
       const workspace = await createWorkspace(t.prisma);
       const { key } = await createApiKey(t.prisma, workspace.id);
-      const [a1, a2, a3, b1] = [contact(), contact(), contact(), contact()];
-      const a = company({ contacts: [a1, a2, a3] });
-      const b = company({ contacts: [b1] });
-      const firstLead = lead(a);
+      const [a1, a2, a3, b1] = [contactRecord(), contactRecord(), contactRecord(), contactRecord()];
+      const a = companyRecord({ contacts: [a1, a2, a3] });
+      const b = companyRecord({ contacts: [b1] });
+      const firstLead = leadRecord(a);
       await importJson(workspace.id, { companies: [a, b], leads: [firstLead] });
 
-      const a4 = contact({ seniority: 'c_level', name: 'New Person' });
-      const aChanged = company({
+      const a4 = contactRecord({ seniority: 'c_level', name: 'New Person' });
+      const aChanged = companyRecord({
         ...a,
         name: 'Renamed Co',
         intentScore: 91,
@@ -365,7 +313,7 @@ describe('admin import', () => {
         contacts: [{ ...a2, jobTitle: 'Chief Executive Officer', email: 'new@example.com' }, a4],
       });
       const leadChanged = { ...firstLead, companyName: 'Renamed Co', status: 'qualified' as const };
-      const leadOnB = lead(b, { intentScore: 10, intentLevel: 'cold' });
+      const leadOnB = leadRecord(b, { intentScore: 10, intentLevel: 'cold' });
       const counts = await importJson(workspace.id, {
         companies: [aChanged],
         leads: [leadChanged, leadOnB],
@@ -389,12 +337,16 @@ describe('admin import', () => {
       const workspace = await createWorkspace(t.prisma);
       const { key } = await createApiKey(t.prisma, workspace.id);
       const companies = Array.from({ length: 2_000 }, (_, i) =>
-        company({
+        companyRecord({
           intentScore: i % 101,
-          contacts: [contact(), contact({ seniority: 'vp' }), contact({ seniority: 'ic' })],
+          contacts: [
+            contactRecord(),
+            contactRecord({ seniority: 'vp' }),
+            contactRecord({ seniority: 'ic' }),
+          ],
         }),
       );
-      const leads = companies.slice(0, 50).map((c) => lead(c));
+      const leads = companies.slice(0, 50).map((c) => leadRecord(c));
       const file = { companies, leads };
 
       for (let run = 0; run < 2; run++) {
@@ -423,16 +375,22 @@ describe('admin import', () => {
   describe('refusals: nothing is written', () => {
     it('names index, id and field of every bad record, and writes none of the good ones', async () => {
       const workspace = await createWorkspace(t.prisma);
-      const stored = company({ name: 'Stored Name' });
+      const stored = companyRecord({ name: 'Stored Name' });
       await importJson(workspace.id, { companies: [stored] });
       const before = await rowCounts(workspace.id);
-      const good = company({ contacts: [contact()] });
-      const bad = company({ id: 'co_bad_9', intentScore: 120 });
-      const badContact = contact({ id: 'ct_bad_1', seniority: 'boss' as ContactDto['seniority'] });
-      const withBadContact = company({ id: 'co_bad_contact', contacts: [contact(), badContact] });
-      const missingField: Partial<CompanyDto> = company({ id: 'co_bad_missing' });
+      const good = companyRecord({ contacts: [contactRecord()] });
+      const bad = companyRecord({ id: 'co_bad_9', intentScore: 120 });
+      const badContact = contactRecord({
+        id: 'ct_bad_1',
+        seniority: 'boss' as ContactDto['seniority'],
+      });
+      const withBadContact = companyRecord({
+        id: 'co_bad_contact',
+        contacts: [contactRecord(), badContact],
+      });
+      const missingField: Partial<CompanyDto> = companyRecord({ id: 'co_bad_missing' });
       delete missingField.visitsCount;
-      const badLead = lead(good, {
+      const badLead = leadRecord(good, {
         id: 'ld_bad_1',
         status: 'won' as LeadDto['status'],
         createdAt: 'soon',
@@ -440,7 +398,7 @@ describe('admin import', () => {
 
       const lines = await importRefused(workspace.id, {
         companies: [good, { ...stored, name: 'Overwritten?' }, bad, withBadContact, missingField],
-        leads: [lead(good), badLead],
+        leads: [leadRecord(good), badLead],
       });
 
       expect(lines).toEqual([
@@ -465,11 +423,11 @@ describe('admin import', () => {
       const theirContact = await createContact(t.prisma, theirs);
       const theirLead = await createLead(t.prisma, theirs);
       const workspace = await createWorkspace(t.prisma);
-      const mine = company({ contacts: [contact({ id: theirContact.id })] });
+      const mine = companyRecord({ contacts: [contactRecord({ id: theirContact.id })] });
 
       const lines = await importRefused(workspace.id, {
-        companies: [company({ id: theirs.id, name: 'Hijacked' }), mine],
-        leads: [lead(mine, { id: theirLead.id })],
+        companies: [companyRecord({ id: theirs.id, name: 'Hijacked' }), mine],
+        leads: [leadRecord(mine, { id: theirLead.id })],
       });
 
       expect(lines.slice(1)).toEqual([
@@ -498,16 +456,16 @@ describe('admin import', () => {
       const theirs = await createCompany(t.prisma, other.id);
       const workspace = await createWorkspace(t.prisma);
       const stored = await createCompany(t.prisma, workspace.id, { name: 'Stored Co' });
-      const inFile = company({ name: 'In File Co' });
+      const inFile = companyRecord({ name: 'In File Co' });
 
       const lines = await importRefused(workspace.id, {
         companies: [inFile],
         leads: [
-          lead(inFile),
-          lead({ ...inFile, id: 'co_nowhere' }, { id: 'ld_unknown' }),
-          lead({ ...inFile, id: theirs.id, name: theirs.name }, { id: 'ld_theirs' }),
-          lead({ ...inFile, id: stored.id, name: 'Stored Company' }, { id: 'ld_stored' }),
-          lead({ ...inFile, name: 'In-File Co' }, { id: 'ld_in_file' }),
+          leadRecord(inFile),
+          leadRecord({ ...inFile, id: 'co_nowhere' }, { id: 'ld_unknown' }),
+          leadRecord({ ...inFile, id: theirs.id, name: theirs.name }, { id: 'ld_theirs' }),
+          leadRecord({ ...inFile, id: stored.id, name: 'Stored Company' }, { id: 'ld_stored' }),
+          leadRecord({ ...inFile, name: 'In-File Co' }, { id: 'ld_in_file' }),
         ],
       });
 
@@ -526,7 +484,7 @@ describe('admin import', () => {
 
     it('refuses an id used twice in the file', async () => {
       const workspace = await createWorkspace(t.prisma);
-      const twice = company();
+      const twice = companyRecord();
 
       const lines = await importRefused(workspace.id, {
         companies: [twice, { ...twice, name: 'Again' }],
@@ -543,7 +501,7 @@ describe('admin import', () => {
     });
 
     it('refuses a workspace that does not exist', async () => {
-      const lines = await importRefused('ws_nowhere', { companies: [company()] });
+      const lines = await importRefused('ws_nowhere', { companies: [companyRecord()] });
 
       expect(lines).toEqual(['error: workspace ws_nowhere does not exist']);
       await expect(t.prisma.company.count({ where: { workspaceId: 'ws_nowhere' } })).resolves.toBe(
@@ -586,14 +544,14 @@ describe('admin import', () => {
     it('refuses a field over its maximum length, naming the record and the field', async () => {
       const workspace = await createWorkspace(t.prisma);
       const max = COMPANY_FIELDS.name.maxLength;
-      const long = company({ id: 'co_long_9', name: 'N'.repeat(max + 1) });
-      const longContact = contact({
+      const long = companyRecord({ id: 'co_long_9', name: 'N'.repeat(max + 1) });
+      const longContact = contactRecord({
         id: 'ct_long_1',
         linkedin: `https://x.example/${'a'.repeat(300)}`,
       });
 
       const lines = await importRefused(workspace.id, {
-        companies: [company(), long, company({ contacts: [longContact] })],
+        companies: [companyRecord(), long, companyRecord({ contacts: [longContact] })],
       });
 
       expect(lines).toEqual([
@@ -610,9 +568,9 @@ describe('admin import', () => {
 
     it(`refuses a company with more than ${MAX_CONTACTS_PER_COMPANY} contacts`, async () => {
       const workspace = await createWorkspace(t.prisma);
-      const crowded = company({
+      const crowded = companyRecord({
         id: 'co_crowded',
-        contacts: Array.from({ length: MAX_CONTACTS_PER_COMPANY + 1 }, () => contact()),
+        contacts: Array.from({ length: MAX_CONTACTS_PER_COMPANY + 1 }, () => contactRecord()),
       });
 
       const lines = await importRefused(workspace.id, { companies: [crowded] });
@@ -624,7 +582,7 @@ describe('admin import', () => {
 
     it('refuses a lone UTF-16 surrogate ("\\ud800" in the file), naming the record and field', async () => {
       const workspace = await createWorkspace(t.prisma);
-      const lone = company({ id: 'co_lone', name: 'Acme' });
+      const lone = companyRecord({ id: 'co_lone', name: 'Acme' });
       // The escape as it appears in the file: JSON can write a surrogate that UTF-8 cannot.
       const file = JSON.stringify({ companies: [lone] }).replace('"Acme"', '"Acme \\ud800"');
 
@@ -643,12 +601,12 @@ describe('admin import', () => {
       const workspace = await createWorkspace(t.prisma);
       const { key } = await createApiKey(t.prisma, workspace.id);
       const max = COMPANY_FIELDS.name.maxLength;
-      const emoji = company({
+      const emoji = companyRecord({
         name: '\u{1f600}'.repeat(max),
         city: 'Z\u00fcrich \u{1f3d4}\ufe0f \u2028 \t "quoted" \\ \u0001',
-        contacts: [contact({ name: 'Zo\u00eb \u{1f469}\u200d\u{1f4bb} \u{10ffff}' })],
+        contacts: [contactRecord({ name: 'Zo\u00eb \u{1f469}\u200d\u{1f4bb} \u{10ffff}' })],
       });
-      const itsLead = lead(emoji, { signal: 'Visited \u{1f525} pricing' });
+      const itsLead = leadRecord(emoji, { signal: 'Visited \u{1f525} pricing' });
 
       await importJson(workspace.id, { companies: [emoji], leads: [itsLead] });
 
@@ -662,7 +620,7 @@ describe('admin import', () => {
     it('refuses a file that is not valid UTF-8, saying where, instead of reading U+FFFD', async () => {
       const workspace = await createWorkspace(t.prisma);
       const path = join(directory, 'latin1.json');
-      const text = JSON.stringify({ companies: [company({ name: 'Caf\u00e9' })] }, null, 1);
+      const text = JSON.stringify({ companies: [companyRecord({ name: 'Caf\u00e9' })] }, null, 1);
       // Latin-1: é is the single byte 0xE9, which UTF-8 does not accept there.
       await writeFile(path, Buffer.from(text, 'latin1'));
 
@@ -682,11 +640,16 @@ describe('admin import', () => {
   describe('ids: every one the import accepts is read back at its path', () => {
     it('refuses the ids that a single-item path cannot name, and writes nothing', async () => {
       const workspace = await createWorkspace(t.prisma);
-      const named = company({ id: 'co_named' });
+      const named = companyRecord({ id: 'co_named' });
 
       const lines = await importRefused(workspace.id, {
-        companies: [named, company({ id: 'changes' }), company({ id: '.' }), company({ id: '..' })],
-        leads: [lead(named, { id: 'changes' })],
+        companies: [
+          named,
+          companyRecord({ id: 'changes' }),
+          companyRecord({ id: '.' }),
+          companyRecord({ id: '..' }),
+        ],
+        leads: [leadRecord(named, { id: 'changes' })],
       });
 
       expect(lines).toEqual([
@@ -763,10 +726,10 @@ describe('admin import', () => {
           // A workspace and a key per run: each run's reads stay inside the key's per-minute limit.
           const workspace = await createWorkspace(t.prisma);
           const { key } = await createApiKey(t.prisma, workspace.id);
-          const companies = ids.map((value) => company({ id: value }));
+          const companies = ids.map((value) => companyRecord({ id: value }));
           await importJson(workspace.id, {
             companies,
-            leads: companies.map((of) => lead(of, { id: of.id })),
+            leads: companies.map((of) => leadRecord(of, { id: of.id })),
           });
           for (const value of ids) {
             for (const resource of ['companies', 'leads']) {

@@ -12,6 +12,7 @@ import {
   LARGE_BODIES_HEAP_BYTES,
 } from '../src/items/body-budget';
 import { largestResponses } from './support/largest-responses';
+import { shippedNodeFlags } from './support/node-flags';
 import { spawnBuilt } from './support/built-process';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { loadLargestCompanies } from './support/largest-items';
@@ -25,8 +26,8 @@ import { until } from './support/until';
  * answer must be a complete 200 (a 503 is load shed by design, and retried after its Retry-After,
  * as the client does), and the server must be the same process at the end.
  */
-// The heap flags of `npm run start:prod` (package.json), and GC traces to read the heap.
-const NODE_FLAGS = ['--max-old-space-size=128', '--v8-pool-size=1', '--trace-gc'];
+// The node flags the server ships with (package.json), and GC traces to read the heap.
+const NODE_FLAGS = [...shippedNodeFlags('server'), '--trace-gc'];
 const CLIENTS = 24;
 const ROUNDS = 2;
 const CLIENT_TIMEOUT_MS = 60_000;

@@ -10,7 +10,7 @@ import { createTenant, ISO_UTC_MILLIS } from './support/http';
 import { listenOnLoopback, send, type RawResponse } from './support/raw-http';
 
 /*
- * Load shedding (README, "When the database fails"; docs/api.md, 503): the service's own overload
+ * Load shedding (docs/operations.md, "When the database fails"; docs/api.md, 503): the service's own overload
  * is a 503 with `Retry-After: 1`, given at once when the backlog cannot be served within
  * QUEUE_DEADLINE_MS, or at that deadline when the estimate was wrong; never a longer wait.
  *

@@ -10,9 +10,13 @@ import { CompaniesService } from '../src/companies/companies.service';
 import { LeadsService } from '../src/leads/leads.service';
 import { AppLogger } from '../src/logging/app-logger';
 import { LOG_DESTINATION } from '../src/logging/logging.module';
+import { LOG_BUFFER_BYTES } from '../src/logging/stdout-log';
 import { findFreePort } from '../src/dev/free-port';
 import fc from 'fast-check';
 import { createTestApp, listening, type TestApp } from './support/app';
+import { type BuiltProcess, spawnBuilt } from './support/built-process';
+import { shippedNodeFlags } from './support/node-flags';
+import { until } from './support/until';
 import { propertyOptions } from './support/fast-check';
 import {
   encode,
@@ -493,5 +497,118 @@ describe('a start that fails', () => {
     expect(exit.stderr).toBe(
       `port ${port} is already in use: set PORT to a free port (e.g. PORT=${port + 1})\n`,
     );
+  });
+});
+
+/**
+ * The built server writes its lines in blocks (src/logging/stdout-log.ts): under load, every
+ * request's line still reaches standard output when it stops as it should, and a SIGKILL loses
+ * at most the block it held.
+ */
+describe('the log buffer of the built server', () => {
+  let database: TestDatabase;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+
+  afterAll(async () => {
+    await database?.drop();
+  });
+
+  /** The built server on a free port, with the node flags it ships with. */
+  async function startBuilt(): Promise<{ server: BuiltProcess; port: number }> {
+    const port = await findFreePort();
+    const server = spawnBuilt('main.js', {
+      databaseUrl: database.url,
+      env: { PORT: String(port), LOG_LEVEL: 'info' },
+      nodeFlags: shippedNodeFlags('server'),
+    });
+    await until('the built server to answer', () => answers(port), {
+      detail: () => server.output.join(''),
+    });
+    return { server, port };
+  }
+
+  const answers = (port: number) =>
+    fetch(`http://127.0.0.1:${port}/health/live`).then(
+      (response) => response.ok,
+      () => false,
+    );
+
+  /** Probes from `clients` loops until `stop()`, each with an id of its own: the ids answered. */
+  function load(
+    port: number,
+    clients: number,
+  ): { answered: Set<string>; stop: () => Promise<void> } {
+    const answered = new Set<string>();
+    let running = true;
+    const loops = Array.from({ length: clients }, async (_, client) => {
+      for (let n = 0; running; n++) {
+        const id = `probe-${client}-${n}`;
+        const ok = await fetch(`http://127.0.0.1:${port}/health/live`, {
+          headers: { 'x-request-id': id },
+        }).then(
+          async (response) => (await response.arrayBuffer(), response.ok),
+          () => false,
+        );
+        if (ok) answered.add(id);
+        else return;
+      }
+    });
+    return {
+      answered,
+      stop: async () => {
+        running = false;
+        await Promise.all(loops);
+      },
+    };
+  }
+
+  /** The request ids of the request lines the process wrote. */
+  function loggedIds(server: BuiltProcess): Set<string> {
+    return new Set(
+      server.output
+        .join('')
+        .split('\n')
+        .filter((line) => line.includes('"request completed"'))
+        .map((line) => (JSON.parse(line) as LogLine).requestId as string),
+    );
+  }
+
+  it('SIGTERM under load: every answered request has its line', async () => {
+    const { server, port } = await startBuilt();
+    const probes = load(port, 20);
+    await until('a few hundred answers', () => probes.answered.size >= 300);
+
+    server.process.kill('SIGTERM');
+    await probes.stop();
+    expect((await server.exited).code).toBe(0);
+
+    const logged = loggedIds(server);
+    expect([...probes.answered].filter((id) => !logged.has(id))).toEqual([]);
+    // Written just before the process exits: held in the buffer until the exit writes it.
+    const last = server.output.join('').trimEnd().split('\n').at(-1) ?? '';
+    expect(JSON.parse(last)).toMatchObject({ context: 'Shutdown', msg: 'Shut down' });
+  });
+
+  it('SIGKILL under load: at most the held block of lines is lost', async () => {
+    const clients = 20;
+    const { server, port } = await startBuilt();
+    const probes = load(port, clients);
+    await until('a few hundred answers', () => probes.answered.size >= 300);
+
+    server.process.kill('SIGKILL');
+    await probes.stop();
+    await server.exited;
+
+    const logged = loggedIds(server);
+    const lost = [...probes.answered].filter((id) => !logged.has(id));
+    // A held line is at least as long as the shortest line written: the block's bound in lines.
+    // Besides those, each client's last answer may have left before its line was made (the line
+    // is written when the response closes, a turn of the event loop after its last byte).
+    const written = server.output.join('').split('\n').filter(Boolean);
+    const shortest = Math.min(...written.map((line) => Buffer.byteLength(line) + 1));
+    expect(lost.length).toBeLessThanOrEqual(Math.ceil(LOG_BUFFER_BYTES / shortest) + clients);
   });
 });

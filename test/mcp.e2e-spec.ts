@@ -50,6 +50,8 @@ beforeAll(async () => {
   other = await createTenant(t.prisma);
   for (const [i, score] of [92, 75, 40].entries()) {
     const company = await createCompany(t.prisma, tenant.workspace.id, {
+      name: `Acme ${i}`,
+      domain: i === 0 ? 'acme.example' : `acme-${i}.example`,
       intentScore: score,
       intentLevel: score >= 70 ? 'hot' : 'cold',
       crmStatus: i === 0 ? 'new' : 'in_crm',
@@ -109,6 +111,9 @@ describe.each<Era>(['legacy', '2026-07-28'])('the %s protocol era', (era) => {
       'crmStatus',
       'minIntentScore',
       'country',
+      'domain',
+      'q',
+      'fields',
     ]);
     expect(tools.find((tool) => tool.name === 'get_company')?.inputSchema.required).toEqual(['id']);
   });
@@ -121,7 +126,23 @@ describe.each<Era>(['legacy', '2026-07-28'])('the %s protocol era', (era) => {
       { limit: 10, intentLevel: ['hot'], crmStatus: ['in_crm'], minIntentScore: 50 },
       '/v1/companies?limit=10&intentLevel=hot&crmStatus=in_crm&minIntentScore=50',
     ],
+    [
+      'list_companies',
+      { limit: 10, domain: ['www.ACME.example', 'none.example'] },
+      '/v1/companies?limit=10&domain=www.ACME.example,none.example',
+    ],
+    [
+      'list_companies',
+      { limit: 10, q: 'Acme', minIntentScore: 50 },
+      '/v1/companies?limit=10&q=Acme&minIntentScore=50',
+    ],
     ['list_leads', { limit: 10, offset: 1 }, '/v1/leads?limit=10&offset=1'],
+    [
+      'list_companies',
+      { limit: 10, fields: ['name', 'contacts.email'] },
+      '/v1/companies?limit=10&fields=name,contacts.email',
+    ],
+    ['list_leads', { limit: 10, fields: ['companyName'] }, '/v1/leads?limit=10&fields=companyName'],
     ['list_company_changes', { limit: 2 }, '/v1/companies/changes?limit=2'],
     ['list_lead_changes', { limit: 50 }, '/v1/leads/changes?limit=50'],
   ])('%s %j: structuredContent is the REST body', async (name, args, path) => {
@@ -141,11 +162,18 @@ describe.each<Era>(['legacy', '2026-07-28'])('the %s protocol era', (era) => {
   });
 
   it('get_company and get_lead return the REST item', async () => {
-    for (const [name, id, path] of [
-      ['get_company', companyId, `/v1/companies/${companyId}`],
-      ['get_lead', leadId, `/v1/leads/${leadId}`],
-    ]) {
-      const result = await client.callTool({ name, arguments: { id } });
+    for (const [name, id, path, fields] of [
+      ['get_company', companyId, `/v1/companies/${companyId}`, undefined],
+      ['get_lead', leadId, `/v1/leads/${leadId}`, undefined],
+      [
+        'get_company',
+        companyId,
+        `/v1/companies/${companyId}?fields=name,contacts`,
+        ['name', 'contacts'],
+      ],
+      ['get_lead', leadId, `/v1/leads/${leadId}?fields=status`, ['status']],
+    ] as const) {
+      const result = await client.callTool({ name, arguments: { id, ...(fields && { fields }) } });
       expect(result.structuredContent).toStrictEqual(
         (await getWithKey(t.app, path, tenant.key)).body,
       );
@@ -178,6 +206,15 @@ describe.each<Era>(['legacy', '2026-07-28'])('the %s protocol era', (era) => {
     });
     expect(bad.isError).toBe(true);
     expect(JSON.stringify(bad.content)).toContain('intentLevel has an unknown value');
+    for (const [args, message] of [
+      [{ fields: ['name', 'colour'] }, 'fields has an unknown name \\"colour\\"'],
+      [{ q: 'ab' }, 'q has an invalid value \\"ab\\"'],
+      [{ domain: ['https://acme.example'] }, 'domain has an invalid value'],
+    ] as const) {
+      const refused = await client.callTool({ name: 'list_companies', arguments: args });
+      expect(refused.isError).toBe(true);
+      expect(JSON.stringify(refused.content)).toContain(message);
+    }
     const cursor = await client.callTool({
       name: 'list_company_changes',
       arguments: { cursor: 'not-a-cursor' },

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { createTestDatabase, type TestDatabase } from './support/database';
+import { until } from './support/until';
 import { applyMigrations } from '../src/database/migrator';
 
 const FIRST = '20260101000000_first';
@@ -266,6 +267,180 @@ describe('applyMigrations', () => {
     } finally {
       await prisma.end();
     }
+  });
+
+  describe('a migration that builds an index concurrently', () => {
+    const INDEX = '20260102000000_index';
+    const BUILD = 'CREATE INDEX CONCURRENTLY IF NOT EXISTS t_v_idx ON t (v);\n';
+
+    async function index(name = 't_v_idx'): Promise<{ valid: boolean; oid: number } | undefined> {
+      const rows = await query<{ valid: boolean; oid: number }>(
+        'SELECT indisvalid AS valid, indexrelid::int AS oid FROM pg_index WHERE indexrelid = to_regclass($1)',
+        [name],
+      );
+      return rows[0];
+    }
+
+    /** A session of the test's own, for holding a transaction open beside a run. */
+    async function session(): Promise<Client> {
+      const client = new Client({ connectionString: db.directUrl });
+      await client.connect();
+      return client;
+    }
+
+    /** Until a run's statement that contains `text` waits for a lock. */
+    const waiting = (text: string) =>
+      until(`a statement with ${text} waiting for a lock`, async () => {
+        const rows = await query(
+          `SELECT 1 FROM pg_stat_activity
+            WHERE query LIKE $1 AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+          [`%${text}%`],
+        );
+        return rows.length > 0;
+      });
+
+    beforeEach(() => {
+      write(
+        FIRST,
+        '-- The table.\nCREATE TABLE t (id INT, v INT);\nINSERT INTO t VALUES (1, 1);\n',
+      );
+    });
+
+    it('builds it outside a transaction and records it as Prisma does', async () => {
+      write(INDEX, `-- Comments before it are fine.\n${BUILD}`);
+
+      await expect(migrate()).resolves.toEqual([FIRST, INDEX]);
+
+      expect(await index()).toMatchObject({ valid: true });
+      const rows = await query<Record<string, unknown>>(
+        'SELECT * FROM _prisma_migrations WHERE migration_name = $1',
+        [INDEX],
+      );
+      expect(rows).toEqual([
+        expect.objectContaining({
+          checksum: checksumOf(INDEX),
+          finished_at: expect.any(Date),
+          rolled_back_at: null,
+          applied_steps_count: 1,
+        }),
+      ]);
+      expect((rows[0].finished_at as Date).getTime()).toBeGreaterThanOrEqual(
+        (rows[0].started_at as Date).getTime(),
+      );
+    });
+
+    it('lets other sessions write to the table while the build waits', async () => {
+      await migrate();
+      write(INDEX, BUILD);
+      // A writer's transaction still open: the build waits for it to end before it starts.
+      const writer = await session();
+      const other = await session();
+      try {
+        await writer.query('BEGIN');
+        await writer.query('INSERT INTO t VALUES (2, 2)');
+        const run = migrate();
+        await waiting('CREATE INDEX');
+
+        // A plain CREATE INDEX would now queue for its SHARE lock, and every write behind it.
+        await other.query("SET lock_timeout = '2s'");
+        await other.query('INSERT INTO t VALUES (3, 3)');
+        expect(await other.query('SELECT count(*)::int AS n FROM t')).toMatchObject({
+          rows: [{ n: 2 }],
+        });
+
+        await writer.query('COMMIT');
+        await expect(run).resolves.toEqual([INDEX]);
+        expect(await index()).toMatchObject({ valid: true });
+      } finally {
+        await writer.end();
+        await other.end();
+      }
+    });
+
+    it('drops the invalid index of a failed build and records nothing; fixed, it applies', async () => {
+      write(FIRST, 'CREATE TABLE t (id INT, v INT);\nINSERT INTO t VALUES (1, 1), (2, 1);\n');
+      write(INDEX, 'CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS t_v_idx ON t (v);\n');
+
+      await expect(migrate()).rejects.toThrow(`Migration ${INDEX} failed: could not create unique`);
+
+      expect(await index()).toBeUndefined();
+      expect(await migrationNames()).toEqual([FIRST]);
+      await query('DELETE FROM t WHERE id = 2');
+      await expect(migrate()).resolves.toEqual([INDEX]);
+      expect(await index()).toMatchObject({ valid: true });
+    });
+
+    it('builds again an index that an interrupted build left invalid', async () => {
+      await migrate();
+      // What a build cut off leaves: the index, INVALID, and no row (made here by a failed build).
+      await query('INSERT INTO t VALUES (2, 1)');
+      await expect(query('CREATE UNIQUE INDEX CONCURRENTLY t_v_idx ON t (v)')).rejects.toThrow();
+      expect(await index()).toMatchObject({ valid: false });
+      write(INDEX, BUILD);
+      const lines: string[] = [];
+
+      await expect(migrate((line) => lines.push(line))).resolves.toEqual([INDEX]);
+
+      expect(lines).toContain(
+        'Dropped the invalid index t_v_idx that an interrupted build had left',
+      );
+      expect(await index()).toMatchObject({ valid: true });
+    });
+
+    it('records an index whose build ended after its run stopped, without building it again', async () => {
+      await migrate();
+      await query('CREATE INDEX t_v_idx ON t (v)');
+      const built = await index();
+      write(INDEX, BUILD);
+
+      await expect(migrate()).resolves.toEqual([INDEX]);
+
+      expect(await index()).toEqual(built);
+    });
+
+    it.each([
+      ['with another statement', `${BUILD}CREATE TABLE u (id INT);\n`],
+      ['without IF NOT EXISTS', 'CREATE INDEX CONCURRENTLY t_v_idx ON t (v);\n'],
+      ['without a name', 'CREATE INDEX CONCURRENTLY ON t (v);\n'],
+      ['in a transaction of its own', `BEGIN;\n${BUILD}COMMIT;\n`],
+    ])('refuses CONCURRENTLY %s, before applying anything', async (_, script) => {
+      write(INDEX, script);
+
+      await expect(migrate()).rejects.toThrow(
+        `Migration ${INDEX}: a migration that uses CONCURRENTLY must be exactly one statement`,
+      );
+
+      expect(await tableExists('t')).toBe(false);
+    });
+
+    it('lets another run wait for the lock without deadlocking with the build', async () => {
+      await migrate();
+      write(INDEX, BUILD);
+      write(THIRD, 'CREATE TABLE c (id INT);\n');
+      const writer = await session();
+      try {
+        await writer.query('BEGIN');
+        await writer.query('INSERT INTO t VALUES (2, 2)');
+        let secondWaits!: () => void;
+        const secondWaiting = new Promise<void>((resolve) => (secondWaits = resolve));
+        const first = migrate();
+        await waiting('CREATE INDEX');
+        const second = migrate((line) => {
+          if (line.startsWith('Waiting for the migration lock')) secondWaits();
+        });
+        await secondWaiting;
+
+        // The build then waits for every older snapshot: a run blocked in pg_advisory_lock()
+        // would hold one while waiting for the build, and PostgreSQL would fail one of the two.
+        await writer.query('COMMIT');
+
+        const [one, two] = await Promise.all([first, second]);
+        expect([...one, ...two]).toEqual([INDEX, THIRD]);
+        expect(await index()).toMatchObject({ valid: true });
+      } finally {
+        await writer.end();
+      }
+    });
   });
 
   it("applies the project's own migrations to an empty database", async () => {

@@ -9,7 +9,8 @@ import { type BuiltProcess, spawnBuilt } from './support/built-process';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { describeNeeding, PROGRAMS } from './support/programs';
 import { TEST_REDIS_URL } from './support/redis';
-import { WEBHOOK_ENV, waitFor } from './support/webhooks';
+import { WEBHOOK_ENV } from './support/webhooks';
+import { until } from './support/until';
 
 /*
  * What ops load (docs/operations.md): the alerting and recording rules, their unit tests, the
@@ -148,7 +149,7 @@ describe('the metric names of the rules and the dashboard', () => {
       env: { ...env, METRICS_PORT: String(port), NODE_ENV: 'test' },
     });
     running.push(process);
-    await waitFor(`${script} to serve its metrics`, async () => {
+    await until(`${script} to serve its metrics`, async () => {
       if (process.process.exitCode !== null) throw new Error(process.output.join(''));
       return fetch(`http://127.0.0.1:${port}/metrics`).then(
         (response) => response.ok,

@@ -20,6 +20,13 @@ import {
   OPENAPI_FILE,
   serializeOpenApiDocument,
 } from '../src/openapi/openapi';
+import {
+  COMPANY_FIELDS,
+  COMPANY_SELECTABLE,
+  CONTACT_FIELDS,
+} from '../src/companies/company.fields';
+import { selectableNames } from '../src/items/field-selection';
+import { LEAD_FIELDS, LEAD_SELECTABLE } from '../src/leads/lead.fields';
 import { createTestApp, type TestApp } from './support/app';
 import { takeContractViolations } from './support/contract-violations';
 import { createTenant, expectErrorEnvelope, getWithKey } from './support/http';
@@ -61,10 +68,16 @@ const OPERATIONS = [
   ['/v1/me', 'getMe', 'workspace', 'WorkspaceDto', []],
   ['/v1/companies', 'listCompanies', 'companies', 'CompanyPageDto', ['403']],
   ['/v1/companies/changes', 'companyChanges', 'companies', 'CompanyChangePageDto', ['403', '410']],
-  ['/v1/companies/{id}', 'getCompany', 'companies', 'CompanyDto', ['403', '404']],
+  [
+    '/v1/companies/{id}',
+    'getCompany',
+    'companies',
+    'CompanyDto | SelectedCompanyDto',
+    ['403', '404'],
+  ],
   ['/v1/leads', 'listLeads', 'leads', 'LeadPageDto', ['403']],
   ['/v1/leads/changes', 'leadChanges', 'leads', 'LeadChangePageDto', ['403', '410']],
-  ['/v1/leads/{id}', 'getLead', 'leads', 'LeadDto', ['403', '404']],
+  ['/v1/leads/{id}', 'getLead', 'leads', 'LeadDto | SelectedLeadDto', ['403', '404']],
 ] as const;
 
 // The feeds' streams: NDJSON lines instead of a JSON body, and no validator (no ETag, no 304).
@@ -294,7 +307,7 @@ describe('the OpenAPI document', () => {
   });
 
   it.each([
-    ['/v1/companies', ['intentLevel', 'crmStatus', 'minIntentScore', 'country']],
+    ['/v1/companies', ['intentLevel', 'crmStatus', 'minIntentScore', 'country', 'domain', 'q']],
     ['/v1/leads', ['intentLevel', 'status', 'minIntentScore', 'assignedToId']],
   ])('gives %s the same limit, offset and since, then its filters', (path, filters) => {
     const parameters = operation(path).parameters as ParameterObject[];
@@ -305,6 +318,7 @@ describe('the OpenAPI document', () => {
       'query offset optional',
       'query since optional',
       ...filters.map((name) => `query ${name} optional`),
+      'query fields optional',
       'header X-Request-Id optional',
       'header If-None-Match optional',
     ]);
@@ -320,6 +334,18 @@ describe('the OpenAPI document', () => {
       'integer 0..9007199254740991 = 0',
       'string date-time',
     ]);
+    // The lookups' bounds (docs/api.md, "Lookups"), as the validation applies them.
+    const bounds = (name: string) => parameters.find((p) => p.name === name);
+    if (path === '/v1/companies') {
+      expect(bounds('domain')).toMatchObject({
+        style: 'form',
+        explode: false,
+        schema: { type: 'array', maxItems: 100, items: { minLength: 1, maxLength: 253 } },
+      });
+      expect(bounds('q')).toMatchObject({
+        schema: { type: 'string', minLength: 3, maxLength: 200 },
+      });
+    }
     const since = parameters[2].description ?? '';
     expect(since).toContain('inclusive');
     expect(since).toContain('`lastSeen` >= `since`');
@@ -333,6 +359,7 @@ describe('the OpenAPI document', () => {
     ).toEqual([
       'query cursor optional',
       'query limit optional',
+      'query fields optional',
       'header X-Request-Id optional',
       'header If-None-Match optional',
     ]);
@@ -342,14 +369,45 @@ describe('the OpenAPI document', () => {
     ]);
   });
 
-  it.each(['/v1/companies/{id}', '/v1/leads/{id}'])('gives %s its id and no query', (path) => {
+  it.each(['/v1/companies/{id}', '/v1/leads/{id}'])('gives %s its id and fields', (path) => {
     const parameters = operation(path).parameters as ParameterObject[];
     expect(
       parameters.map((p) => `${p.in} ${p.name} ${p.required ? 'required' : 'optional'}`),
     ).toEqual([
       'path id required',
+      'query fields optional',
       'header X-Request-Id optional',
       'header If-None-Match optional',
+    ]);
+  });
+
+  it.each([
+    ['/v1/companies', selectableNames(COMPANY_SELECTABLE)],
+    ['/v1/companies/{id}', selectableNames(COMPANY_SELECTABLE)],
+    ['/v1/companies/changes', selectableNames(COMPANY_SELECTABLE)],
+    ['/v1/companies/changes/stream', selectableNames(COMPANY_SELECTABLE)],
+    ['/v1/leads', selectableNames(LEAD_SELECTABLE)],
+    ['/v1/leads/{id}', selectableNames(LEAD_SELECTABLE)],
+    ['/v1/leads/changes', selectableNames(LEAD_SELECTABLE)],
+    ['/v1/leads/changes/stream', selectableNames(LEAD_SELECTABLE)],
+  ])('gives %s `fields`, its names as an enumeration', (path, names) => {
+    const fieldsParameter = (operation(path).parameters as ParameterObject[]).find(
+      (p) => p.name === 'fields',
+    );
+    expect(fieldsParameter).toMatchObject({
+      in: 'query',
+      style: 'form',
+      explode: false,
+      schema: { type: 'array', items: { type: 'string', enum: names } },
+    });
+  });
+
+  it('names every field and, for companies, the contacts whole and by field', () => {
+    expect(selectableNames(LEAD_SELECTABLE)).toEqual(Object.keys(LEAD_FIELDS));
+    expect(selectableNames(COMPANY_SELECTABLE)).toEqual([
+      ...Object.keys(COMPANY_FIELDS),
+      'contacts',
+      ...Object.keys(CONTACT_FIELDS).map((field) => `contacts.${field}`),
     ]);
   });
 
@@ -531,8 +589,8 @@ describe('the OpenAPI document', () => {
     });
 
     it.each([
-      ['CompanyPageDto', 'CompanyDto[]'],
-      ['LeadPageDto', 'LeadDto[]'],
+      ['CompanyPageDto', 'CompanyDto | SelectedCompanyDto[]'],
+      ['LeadPageDto', 'LeadDto | SelectedLeadDto[]'],
     ])('%s', (name, data) => {
       expect(fields(document, name)).toEqual({
         total: 'integer 0..',
@@ -540,6 +598,20 @@ describe('the OpenAPI document', () => {
         offset: 'integer 0..9007199254740991',
         data,
       });
+    });
+
+    // A read with `fields`: the same properties, only `id` required.
+    it.each([
+      ['SelectedCompanyDto', 'CompanyDto', { contacts: 'SelectedContactDto[]' }],
+      ['SelectedContactDto', 'ContactDto', {}],
+      ['SelectedLeadDto', 'LeadDto', {}],
+    ])('%s', (name, whole, differing) => {
+      const schema = document.components?.schemas?.[name] as SchemaObject;
+      expect(schema.required).toEqual(['id']);
+      const summarised = Object.fromEntries(
+        Object.entries(schema.properties ?? {}).map(([key, value]) => [key, summary(value)]),
+      );
+      expect(summarised).toEqual({ ...fields(document, whole), ...differing });
     });
 
     it('ErrorEnvelopeDto', () => {
@@ -630,7 +702,9 @@ describe('with a limit of 2 requests per minute per key and per address', () => 
   describe('the e2e suite’s contract check', () => {
     it('reports a 200 body that does not match its schema', async () => {
       jest.spyOn(CompaniesService.prototype, 'list').mockResolvedValueOnce({
-        json: jsonText(JSON.stringify({ total: 1, limit: 50, offset: 0, data: [{ id: 'co_1' }] })),
+        json: jsonText(
+          JSON.stringify({ total: 1, limit: 50, offset: 0, data: [{ name: 'Acme' }] }),
+        ),
         version: '1',
       });
 
@@ -660,10 +734,7 @@ describe('with a limit of 2 requests per minute per key and per address', () => 
       // A 200 without the X-RateLimit headers that the contract promises on it (the throttler,
       // which sets them, skipped).
       const throttled = jest
-        .spyOn(
-          RateLimitGuard.prototype as unknown as { handleRequest(): Promise<boolean> },
-          'handleRequest',
-        )
+        .spyOn(RateLimitGuard.prototype, 'canActivate')
         .mockResolvedValueOnce(true);
 
       expect((await getWithKey(t.app, '/v1/me', key)).status).toBe(200);

@@ -8,6 +8,11 @@ import {
 import { sizedFeedSql } from '../src/changes/change-feed';
 import { INLINE_BODY_BYTES } from '../src/items/body-budget';
 import { LEAD_CHANGE_STREAM_SQL, LEAD_CHANGES_SQL, LEAD_LIST } from '../src/leads/leads.sql';
+import { COMPANY_STATEMENTS } from '../src/companies/companies.sql';
+import { COMPANY_SELECTABLE } from '../src/companies/company.fields';
+import { parseFields, type Selection } from '../src/items/field-selection';
+import { LEAD_STATEMENTS } from '../src/leads/leads.sql';
+import { LEAD_SELECTABLE } from '../src/leads/lead.fields';
 import { createTestDatabase, type TestDatabase } from './support/database';
 
 /*
@@ -18,7 +23,7 @@ import { createTestDatabase, type TestDatabase } from './support/database';
  *   offset skips index entries, never rows), and nothing sorts the workspace's rows.
  * - Feeds: a page is one range of the (workspace_id, txid, id) index, whatever its depth.
  * Plans are read with EXPLAIN (ANALYZE): actual row counts, not estimates, of the statements as
- * the server runs them (sized: items/body-budget.ts).
+ * the server runs them (sized: items/body-budget.ts), without `fields` and with a selection.
  */
 
 interface PlanNode {
@@ -28,10 +33,18 @@ interface PlanNode {
   'Actual Rows': number;
   'Actual Loops': number;
   'Heap Fetches'?: number;
+  'Index Cond'?: string;
   Plans?: PlanNode[];
 }
 
 const WORKSPACE = 'ws_plans';
+
+// A sync's selections (`fields`): a few top-level fields, and contacts by field.
+const COMPANY_SELECTION = parseFields(
+  COMPANY_SELECTABLE,
+  'id,name,domain,intentScore,lastSeen,contacts.email',
+) as Selection;
+const LEAD_SELECTION = parseFields(LEAD_SELECTABLE, 'companyName,intentScore,status') as Selection;
 const COMPANIES = 20_000;
 
 function nodes(plan: PlanNode): PlanNode[] {
@@ -64,7 +77,7 @@ describe('query plans of the serving statements', () => {
         intent_score, intent_level, icp_score, commercial_score, crm_status, visits_count,
         first_seen, last_seen)
       SELECT 'co_' || lpad(n::text, 6, '0'), CASE WHEN n <= ${COMPANIES} THEN '${WORKSPACE}' ELSE 'ws_other' END,
-        'Company ' || n, 'c.example', 'Software', '51-200', 'France', 'Lyon', '1M-10M',
+        'Company ' || n, 'c' || n || '.example', 'Software', '51-200', 'France', 'Lyon', '1M-10M',
         (n * 7919 % 1000) / 10.0, 'warm', 50, 50, 'new', 1,
         timestamptz '2026-01-01' + (n % 90) * interval '1 day',
         timestamptz '2026-01-01' + (n % 90) * interval '1 day'
@@ -116,10 +129,12 @@ describe('query plans of the serving statements', () => {
   }
 
   describe.each([
-    ['companies', COMPANY_LIST, 'companies_workspace_score_id_idx'],
-    ['leads', LEAD_LIST, 'leads_workspace_score_id_idx'],
-  ])('the %s list', (name, list, orderIndex) => {
-    const sql = list.text([]).sized;
+    ['companies', COMPANY_LIST, 'companies_workspace_score_id_idx', undefined],
+    ['leads', LEAD_LIST, 'leads_workspace_score_id_idx', undefined],
+    ['companies', COMPANY_LIST, 'companies_workspace_score_id_idx', COMPANY_SELECTION],
+    ['leads', LEAD_LIST, 'leads_workspace_score_id_idx', LEAD_SELECTION],
+  ])('the %s list (fields: %j)', (name, list, orderIndex, selection) => {
+    const sql = list.text([], selection).sized;
     it.each([
       ['the first page', 0],
       ['a page at a third of the list (read from the top)', 6_000],
@@ -157,7 +172,7 @@ describe('query plans of the serving statements', () => {
       'filtered, %s: ids and total by index-only scans of the filter index, no large sort',
       async (_, offset) => {
         const given = filters[name];
-        const plan = await explain(list.text(Object.keys(given)).sized, [
+        const plan = await explain(list.text(Object.keys(given), selection).sized, [
           WORKSPACE,
           null,
           200,
@@ -189,6 +204,50 @@ describe('query plans of the serving statements', () => {
     });
   });
 
+  describe('the companies list with a lookup', () => {
+    const lookUp = (filter: 'domain' | 'q', value: unknown) =>
+      explain(COMPANY_LIST.text([filter]).sized, [
+        WORKSPACE,
+        null,
+        200,
+        0,
+        value,
+        INLINE_BODY_BYTES,
+      ]);
+
+    it.each([
+      ['two domains', ['C123.example', 'www.c4567.example.']],
+      ['a domain of none', ['nowhere.example']],
+    ])(
+      'domain, %s: the rows from the domain index, nothing else read whole',
+      async (_, domains) => {
+        const plan = await lookUp('domain', domains);
+        const scans = plan.filter((n) => n['Index Name'] === 'companies_workspace_domain_idx');
+        expect(scans.length).toBeGreaterThan(0);
+        // Looked up by the domains, not read for the whole workspace.
+        for (const scan of scans) expect(scan['Index Cond']).toContain('= ANY');
+        expectNoScanOfALargeTable(plan);
+        expectNoLargeSort(plan, 200);
+      },
+    );
+
+    it.each([
+      ['matching 1,111 companies', 'pany 12'],
+      ['matching one', 'pany 12345'],
+      ['matching none', 'zzq'],
+      ['of a domain', 'c777.exa'],
+    ])('q %s: the rows from the trigram index, nothing else read whole', async (_, q) => {
+      const plan = await lookUp('q', q);
+      // Once, for the total and the page; by the text's trigrams, not for the whole workspace.
+      const scans = plan.filter((n) => n['Index Name'] === 'companies_search_idx');
+      expect(scans.map((n) => n['Node Type'])).toEqual(['Bitmap Index Scan']);
+      expect(scans[0]['Index Cond']).toContain('~~*');
+      expectNoScanOfALargeTable(plan);
+    });
+  });
+
+  const companiesSelected = COMPANY_STATEMENTS.for(COMPANY_SELECTION);
+  const leadsSelected = LEAD_STATEMENTS.for(LEAD_SELECTION);
   describe.each([
     [
       'companies',
@@ -198,6 +257,20 @@ describe('query plans of the serving statements', () => {
       'company_changes',
     ],
     ['leads', LEAD_CHANGES_SQL, LEAD_CHANGE_STREAM_SQL, 'lead_changes_feed_idx', 'lead_changes'],
+    [
+      'companies (with fields)',
+      companiesSelected.changes,
+      companiesSelected.stream,
+      'company_changes_feed_idx',
+      'company_changes',
+    ],
+    [
+      'leads (with fields)',
+      leadsSelected.changes,
+      leadsSelected.stream,
+      'lead_changes_feed_idx',
+      'lead_changes',
+    ],
   ])('the %s feed', (_name, sql, stream, feedIndex, table) => {
     /** The positions of the feed's first entry and of its 10,000th. */
     async function positions(): Promise<[string, string][]> {

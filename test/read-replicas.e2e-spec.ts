@@ -2,22 +2,21 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { applyMigrations } from '../src/database/migrator';
 import { Database } from '../src/database/database';
-import { describeNeeding } from './support/programs';
 import { createTestApp, type TestApp } from './support/app';
 import { createApiKey, createCompany } from './support/factories';
 import { createTenant, getWithKey } from './support/http';
-import { type PostgresCluster, startPostgresCluster, SYSTEM_BIN } from './support/postgres-cluster';
+import { type PostgresCluster, startPostgresCluster } from './support/postgres-cluster';
 
 /*
- * Read replicas on real servers: a primary and two hot standbys streaming from it, made with
- * initdb, pg_basebackup -R and pg_ctl on free ports under /tmp. A replica whose replay is paused
+ * Read replicas on real servers of the run's major: a primary and two hot standbys streaming
+ * from it, made with initdb, a base backup and pg_ctl on free ports under /tmp. A replica whose replay is paused
  * (pg_wal_replay_pause) keeps its data as of that moment: a read that misses a row the primary has
  * was served by it. The checks are run by hand (Database.replicaReads.check): the background
  * ones are stopped, so that none runs behind a test's back (one that ran between a replica's stop
  * and the next read skipped it before the read could find it gone). The lag bound is a minute
  * unless a test is about it.
  */
-describeNeeding('pgBasebackup', __filename)('read replicas', () => {
+describe('read replicas', () => {
   let primary: PostgresCluster;
   let replicas: PostgresCluster[];
   let t: TestApp;
@@ -26,14 +25,14 @@ describeNeeding('pgBasebackup', __filename)('read replicas', () => {
   let key: string;
 
   beforeAll(async () => {
-    primary = await startPostgresCluster({ binDir: SYSTEM_BIN });
+    primary = await startPostgresCluster();
     await applyMigrations({
       databaseUrl: primary.url,
       migrationsDir: join(__dirname, '..', 'prisma', 'migrations'),
     });
     replicas = [];
     for (let i = 0; i < 2; i++) {
-      replicas.push(await startPostgresCluster({ binDir: SYSTEM_BIN, standbyOf: primary }));
+      replicas.push(await startPostgresCluster({ standbyOf: primary }));
     }
     t = await createTestApp({
       database: { url: primary.url, directUrl: primary.url, drop: () => Promise.resolve() },

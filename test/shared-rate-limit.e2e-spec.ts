@@ -6,12 +6,12 @@ import { REDIS_CLIENT } from '../src/redis/redis-client';
 import { createTestApp, listening, type TestApp } from './support/app';
 import { findFreePort } from '../src/dev/free-port';
 import { createApiKey, createWorkspace } from './support/factories';
+import { until } from './support/until';
 import {
   TEST_REDIS_URL,
   ThrowawayRedis,
   uniqueKeyPrefix,
   useRedisKeyPrefix,
-  waitFor,
 } from './support/redis';
 
 /*
@@ -168,7 +168,7 @@ describe('Redis stopping and coming back', () => {
 
     // The same port, empty (no persistence), as a Redis restarted after a crash.
     await server.start();
-    await waitFor(() => appRedis.status === 'ready', 'the app to reconnect to Redis');
+    await until('the app to reconnect to Redis', () => appRedis.status === 'ready');
     const afterwards = await getMe(url, key.key);
 
     expect(afterwards.status).toBe(200);

@@ -10,34 +10,24 @@ import { type BuiltProcess, spawnBuilt } from './support/built-process';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { createCompany, insertCompanies } from './support/factories';
 import { createTenant } from './support/http';
-import { Receiver, waitFor, WEBHOOK_ENV } from './support/webhooks';
+import { decodeTraceExport, type ExportedSpan as Span } from './support/otlp-protobuf';
+import { until } from './support/until';
+import { Receiver, WEBHOOK_ENV } from './support/webhooks';
 
 /*
  * Traces (docs/operations.md, "Traces"): the built server and worker with OpenTelemetry's
- * standard variables, exporting to an OTLP/HTTP receiver of this test (JSON, as
- * OTEL_EXPORTER_OTLP_PROTOCOL=http/json sends it). A request's spans arrive in one trace that
+ * standard variables, exporting to an OTLP/HTTP receiver of this test (protobuf, the one
+ * protocol the service sends). A request's spans arrive in one trace that
  * continues the caller's `traceparent`, each with its parent in the trace; its log line carries
  * the trace id; a delivery attempt is a trace of the worker's. Without an endpoint, nothing is
  * sent, not even to the default one (127.0.0.1:4318).
  */
 jest.setTimeout(120_000);
 
-interface Span {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes?: { key: string; value: Record<string, unknown> }[];
-  status?: { code?: number; message?: string };
-  scope: string;
-  service: string;
-}
-
 const SERVER_KIND = 2;
 const CLIENT_KIND = 3;
 
-/** An OTLP/HTTP receiver: POST /v1/traces with JSON bodies; every span it was sent. */
+/** An OTLP/HTTP receiver: POST /v1/traces with protobuf bodies; every span it was sent. */
 class OtlpReceiver {
   readonly spans: Span[] = [];
   requests = 0;
@@ -49,8 +39,13 @@ class OtlpReceiver {
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
         this.requests++;
-        if (request.url === '/v1/traces') this.collect(Buffer.concat(chunks).toString('utf8'));
-        response.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+        if (
+          request.url === '/v1/traces' &&
+          request.headers['content-type'] === 'application/x-protobuf'
+        ) {
+          this.spans.push(...decodeTraceExport(Buffer.concat(chunks)));
+        }
+        response.writeHead(200, { 'Content-Type': 'application/x-protobuf' }).end();
       });
     });
     await new Promise<void>((resolve, reject) => {
@@ -66,22 +61,6 @@ class OtlpReceiver {
 
   trace(traceId: string): Span[] {
     return this.spans.filter((span) => span.traceId === traceId);
-  }
-
-  private collect(body: string): void {
-    const { resourceSpans } = JSON.parse(body) as {
-      resourceSpans: {
-        resource: { attributes: { key: string; value: { stringValue?: string } }[] };
-        scopeSpans: { scope: { name: string }; spans: Omit<Span, 'scope' | 'service'>[] }[];
-      }[];
-    };
-    for (const { resource, scopeSpans } of resourceSpans) {
-      const service = resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue;
-      for (const { scope, spans } of scopeSpans) {
-        for (const span of spans)
-          this.spans.push({ ...span, scope: scope.name, service: service! });
-      }
-    }
   }
 }
 
@@ -112,7 +91,7 @@ async function startServer(
     env: { PORT: String(port), LOG_LEVEL: 'info', ...env },
   });
   processes.push(server);
-  await waitFor('the server to answer', async () => {
+  await until('the server to answer', async () => {
     if (server.process.exitCode !== null) throw new Error(server.output.join(''));
     return fetch(`http://127.0.0.1:${port}/health/live`).then(
       (response) => response.ok,
@@ -135,7 +114,6 @@ function requestLines(
 
 const otlpEnv = (port: number) => ({
   OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
-  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
   // Spans are batched: a short delay, so that the test does not wait 5 s for each batch.
   OTEL_BSP_SCHEDULE_DELAY: '50',
 });
@@ -155,9 +133,9 @@ it("continues the caller's trace: each span of the request arrives with its pare
   expect(response.status).toBe(200);
   const requestId = response.headers.get('x-request-id');
 
-  // The request's server span, the handler's, the key's lookup and the page's statements, and
-  // the page's wait for its turn at a connection.
-  await waitFor('the spans of the request', () => {
+  // The request's server span, the key's lookup and the page's statements, and each one's wait
+  // for its turn at a connection.
+  await until('the spans of the request', () => {
     const spans = receiver.trace(traceId);
     return (
       spans.some((span) => span.kind === SERVER_KIND) &&
@@ -171,24 +149,34 @@ it("continues the caller's trace: each span of the request arrives with its pare
   expect(others).toEqual([]);
   expect(serverSpan).toMatchObject({
     parentSpanId: callerSpanId,
-    scope: '@opentelemetry/instrumentation-http',
+    scope: 'visitor-read-api',
     service: 'visitor-read-api',
   });
+  expect(serverSpan.name).toBe('GET /v1/companies');
   expect(attribute(serverSpan, 'http.route')).toEqual({ stringValue: '/v1/companies' });
+  expect(attribute(serverSpan, 'http.response.status_code')).toEqual({ intValue: '200' });
+  expect(attribute(serverSpan, 'url.path')).toEqual({ stringValue: '/v1/companies' });
+  expect(attribute(serverSpan, 'url.query')).toEqual({ stringValue: 'limit=2' });
+  expect(attribute(serverSpan, 'client.address')).toEqual({
+    stringValue: expect.stringMatching(/(^|:)127\.0\.0\.1$/),
+  });
+  // Nothing else: the server span, the statements and their waits (no span per Express layer).
+  expect(new Set(spans.filter((span) => span !== serverSpan).map((span) => span.scope))).toEqual(
+    new Set(['@opentelemetry/instrumentation-pg', 'visitor-read-api']),
+  );
   // A tree under the caller's span: every span's parent is in the trace, or is the caller's.
   const ids = new Set(spans.map((span) => span.spanId));
   for (const span of spans) {
-    expect([span.name, ids.has(span.parentSpanId!) || span.parentSpanId === callerSpanId]).toEqual([
+    expect([span.name, ids.has(span.parentSpanId) || span.parentSpanId === callerSpanId]).toEqual([
       span.name,
       true,
     ]);
   }
-  expect(spans.some((span) => span.scope.includes('instrumentation-express'))).toBe(true);
   const wait = spans.find((span) => span.name === 'fair queue wait')!;
   expect(attribute(wait, 'visitor_api.workspace.id')).toEqual({ stringValue: workspace.id });
   expect(attribute(wait, 'visitor_api.queue.waited_ms')).toBeDefined();
   // The log line of the request names its trace.
-  await waitFor('the request line', () =>
+  await until('the request line', () =>
     requestLines(server).some((line) => line.requestId === requestId),
   );
   expect(requestLines(server).find((line) => line.requestId === requestId)).toMatchObject({
@@ -200,13 +188,14 @@ it("continues the caller's trace: each span of the request arrives with its pare
     headers: { Authorization: `Bearer ${key}` },
   });
   expect(own.status).toBe(200);
-  await waitFor('the trace of the second request', () =>
+  await until('the trace of the second request', () =>
     receiver.spans.some((span) => span.kind === SERVER_KIND && span.traceId !== traceId),
   );
   const second = receiver.spans.find(
     (span) => span.kind === SERVER_KIND && span.traceId !== traceId,
   )!;
-  expect(second.parentSpanId ?? '').toBe('');
+  expect(second.parentSpanId).toBe('');
+  expect(second.name).toBe('GET /v1/me');
   expect(receiver.spans.filter((span) => /health|metrics/.test(span.name))).toEqual([]);
 
   server.process.kill('SIGTERM');
@@ -245,8 +234,8 @@ it('traces each webhook delivery attempt in the worker, without sending the rece
     },
   });
   processes.push(worker);
-  await waitFor('the delivery', () => endpoint.requests.length === 1, 60_000);
-  await waitFor('the attempt span', () =>
+  await until('the delivery', () => endpoint.requests.length === 1, { withinMs: 60_000 });
+  await until('the attempt span', () =>
     receiver.spans.some((span) => span.name === 'webhook attempt'),
   );
   await sleep(300);
@@ -260,7 +249,7 @@ it('traces each webhook delivery attempt in the worker, without sending the rece
   // The POST to the receiver, and the statement that recorded it.
   expect(children.some((span) => span.kind === CLIENT_KIND && span.name === 'POST')).toBe(true);
   expect(children.some((span) => span.scope.includes('instrumentation-pg'))).toBe(true);
-  for (const child of children) expect(child.parentSpanId).toBeDefined();
+  for (const child of children) expect(child.parentSpanId).not.toBe('');
   expect(endpoint.requests[0].headers.traceparent).toBeUndefined();
 
   worker.process.kill('SIGTERM');
@@ -290,4 +279,38 @@ it('sends nothing without an endpoint, not even to the default one, and logs no 
   const lines = requestLines(server);
   expect(lines.length).toBeGreaterThanOrEqual(3);
   expect(lines.filter((line) => line.traceId !== undefined)).toEqual([]);
+});
+
+it('sends nothing when the SDK is disabled, an endpoint set', async () => {
+  const receiver = new OtlpReceiver();
+  receivers.push(receiver);
+  const { port, server } = await startServer({
+    ...otlpEnv(await receiver.start()),
+    OTEL_SDK_DISABLED: 'true',
+  });
+  const { key } = await createTenant(prisma);
+  const response = await fetch(`http://127.0.0.1:${port}/v1/me`, {
+    headers: { Authorization: `Bearer ${key}` },
+  });
+  expect(response.status).toBe(200);
+  await sleep(500);
+  server.process.kill('SIGTERM');
+  expect(await server.exited).toMatchObject({ code: 0 });
+  expect(receiver.requests).toBe(0);
+});
+
+it('refuses to start with an OTLP protocol other than http/protobuf', async () => {
+  const server = spawnBuilt('main.js', {
+    databaseUrl: database.url,
+    env: {
+      PORT: String(await findFreePort()),
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4317',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+    },
+  });
+  processes.push(server);
+  expect((await server.exited).code).not.toBe(0);
+  expect(server.output.join('')).toContain(
+    'OTEL_EXPORTER_OTLP_PROTOCOL=grpc: traces are exported over http/protobuf only',
+  );
 });

@@ -5,7 +5,8 @@ import type { WebhookWorker } from '../src/worker/webhook-worker';
 import { runAdminCommand } from './support/admin';
 import { createTestApp, type TestApp } from './support/app';
 import { createTenant } from './support/http';
-import { Receiver, testWorker, waitFor, WEBHOOK_ENV } from './support/webhooks';
+import { Receiver, testWorker, WEBHOOK_ENV } from './support/webhooks';
+import { until } from './support/until';
 
 /*
  * Webhook delivery under one endpoint that hangs (docs/webhook-worker.md, "One endpoint's share"):
@@ -111,11 +112,11 @@ it("delivers and records a healthy endpoint's events while another workspace's e
 
   await insertCompanies(stuck.workspace.id, HANGING_EVENTS);
   // The hanging endpoint holds its whole share before the healthy endpoint has anything to get.
-  await waitFor('the hanging endpoint to hold its share', () => hanging.held >= PER_ENDPOINT);
+  await until('the hanging endpoint to hold its share', () => hanging.held >= PER_ENDPOINT);
   await insertCompanies(fine.workspace.id, HEALTHY_EVENTS);
 
-  await waitFor('the healthy events', () => healthy.requests.length >= HEALTHY_EVENTS);
-  await waitFor('the healthy events recorded as delivered', async () => {
+  await until('the healthy events', () => healthy.requests.length >= HEALTHY_EVENTS);
+  await until('the healthy events recorded as delivered', async () => {
     const { rows } = await sql.query<{ delivered: number }>(
       `SELECT count(*)::int AS delivered FROM webhook_events
        WHERE endpoint_id = $1 AND state = 'delivered'`,

@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { allowConnections, createTestDatabase, type TestDatabase } from './support/database';
-import { testWorker, waitFor } from './support/webhooks';
+import { testWorker } from './support/webhooks';
+import { until } from './support/until';
 
 /*
  * The webhook worker while its database is away: each failing step logs its first failure in
@@ -37,7 +38,7 @@ it('backs off while the database is away, logging each failure once, then its re
   await worker.start();
   try {
     await allowConnections(database, false);
-    await waitFor('the first failure', () =>
+    await until('the first failure', () =>
       lines.some((line) => line.msg === 'webhook dispatch failed; retrying with backoff'),
     );
     await new Promise((resolve) => setTimeout(resolve, 3_000));
@@ -51,7 +52,7 @@ it('backs off while the database is away, logging each failure once, then its re
     for (const line of failures) expect(line.err?.stack).toBeDefined();
 
     await allowConnections(database, true);
-    await waitFor('the recovery', () =>
+    await until('the recovery', () =>
       lines.some((line) => line.msg === 'webhook dispatch recovered'),
     );
   } finally {

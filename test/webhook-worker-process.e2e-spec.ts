@@ -4,14 +4,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { findFreePort } from '../src/dev/free-port';
 import { PrismaClient } from '../src/generated/prisma/client';
-import { METRIC_PREFIX } from '../src/metrics/api-metrics';
+import { METRIC_PREFIX } from '../src/metrics/process-metrics';
 import { runAdminCommand } from './support/admin';
 import { type BuiltProcess, spawnBuilt } from './support/built-process';
 import { allowConnections, createTestDatabase, type TestDatabase } from './support/database';
 import { createCompany } from './support/factories';
 import { createTenant } from './support/http';
 import { sampleValue } from './support/prometheus-text';
-import { Receiver, waitFor, WEBHOOK_ENV } from './support/webhooks';
+import { Receiver, WEBHOOK_ENV } from './support/webhooks';
+import { until } from './support/until';
 
 // The built worker (`node dist/worker/main.js`, as the compose file runs it; `npm test` builds
 // it first) as a process: killed mid-delivery it loses nothing, SIGTERM drains it, and the
@@ -93,7 +94,7 @@ it('a worker killed with SIGKILL mid-delivery: after a restart every event is de
   const companies = await Promise.all([1, 2, 3].map(() => createCompany(prisma, workspace.id)));
 
   const first = startWorker();
-  await waitFor('a delivery in flight', () => receiver.requests.length >= 1);
+  await until('a delivery in flight', () => receiver.requests.length >= 1);
   first.process.kill('SIGKILL');
   expect(await first.exited).toMatchObject({ signal: 'SIGKILL' });
   const interrupted = String(receiver.requests[0].headers['webhook-id']);
@@ -102,10 +103,10 @@ it('a worker killed with SIGKILL mid-delivery: after a restart every event is de
 
   holding = false;
   const second = startWorker();
-  await waitFor(
+  await until(
     'every event delivered',
     async () => (await eventStates(endpointId)).every((state) => state === 'delivered'),
-    60_000,
+    { withinMs: 60_000 },
   );
   const delivered = receiver.requests.filter((request) => request.status === 200);
   expect(new Set(receiver.events().map((event) => event.data.id))).toEqual(
@@ -128,7 +129,10 @@ it('SIGTERM drains: the attempt in flight is answered and recorded, then the wor
   await createCompany(prisma, workspace.id);
 
   const worker = startWorker();
-  await waitFor('a delivery in flight', () => receiver.requests.length >= 1);
+  await until('a delivery in flight', () => receiver.requests.length >= 1);
+  worker.process.kill('SIGTERM');
+  // A second signal during the drain (a Ctrl-C on `npm run` comes twice) changes nothing.
+  await until('the drain to start', () => worker.output.join('').includes('draining'));
   worker.process.kill('SIGTERM');
   expect(await worker.exited).toMatchObject({ code: 0 });
   expect(await eventStates(endpointId)).toEqual(['delivered']);
@@ -158,7 +162,7 @@ it('refuses WEBHOOK_ALLOW_PRIVATE_NETWORKS in production unless confirmed', asyn
     NODE_ENV: 'production',
     WEBHOOK_ALLOW_PRIVATE_NETWORKS_IN_PRODUCTION: 'i-understand',
   });
-  await waitFor('the confirmed worker to start', () =>
+  await until('the confirmed worker to start', () =>
     confirmed.output.join('').includes('webhook worker started'),
   );
   confirmed.process.kill('SIGTERM');
@@ -185,7 +189,7 @@ describe('METRICS_PORT: the metrics and the probes of the worker', () => {
     await createCompany(prisma, workspace.id);
 
     const worker = startWorker({ METRICS_PORT: String(port) });
-    await waitFor('the worker to start', () =>
+    await until('the worker to start', () =>
       worker.output.join('').includes('webhook worker started'),
     );
     const live = await fetch(`http://127.0.0.1:${port}/health/live`);
@@ -193,7 +197,7 @@ describe('METRICS_PORT: the metrics and the probes of the worker', () => {
       200,
       { status: 'ok', info: {}, error: {}, details: {} },
     ]);
-    await waitFor('both attempts recorded', async () => {
+    await until('both attempts recorded', async () => {
       const text = await metricsOf(port);
       return (
         value(text, 'webhook_attempts_total', { outcome: 'delivered' }) === 1 &&
@@ -249,7 +253,7 @@ describe('METRICS_PORT: the metrics and the probes of the worker', () => {
     // Directly, even in the run behind PgBouncer, which would hold the statements while the
     // database is away rather than fail them (as test/webhook-worker-outage.e2e-spec.ts says).
     const worker = startWorker({ METRICS_PORT: String(port) }, database.directUrl);
-    await waitFor('the worker to start', () =>
+    await until('the worker to start', () =>
       worker.output.join('').includes('webhook worker started'),
     );
     // This file's own connection is ended with the others: its error is expected.

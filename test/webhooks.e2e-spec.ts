@@ -17,9 +17,9 @@ import {
   Receiver,
   testWorker,
   verifyWith,
-  waitFor,
   WEBHOOK_ENV,
 } from './support/webhooks';
+import { until } from './support/until';
 
 // Webhooks end to end (docs/webhooks.md): the admin tool's endpoints, events from the change
 // tracking whoever writes, real receivers on 127.0.0.1, signatures checked by the scheme's own
@@ -116,7 +116,7 @@ describe('webhooks', () => {
 
   /** Waits until the endpoint's nth attempt is recorded (its transaction committed). */
   const attemptRecorded = (endpointId: string, n: number) =>
-    waitFor(`attempt ${n} of ${endpointId}`, async () => {
+    until(`attempt ${n} of ${endpointId}`, async () => {
       const rows = await attempts(endpointId);
       return rows.length >= n && rows;
     });
@@ -135,7 +135,7 @@ describe('webhooks', () => {
     );
     expect(imported.status).toBe(0);
     const upserts = ['company.upserted co_acme', 'company.upserted co_globex'];
-    await waitFor('the import events', () => r.requests.length >= 5);
+    await until('the import events', () => r.requests.length >= 5);
     const summary = () => r.events().map((e) => `${e.type} ${String(e.data.id)}`);
     expect(summary().sort()).toEqual(
       [
@@ -155,7 +155,7 @@ describe('webhooks', () => {
 
     const deleted = await admin('delete', '--workspace', workspace.id, '--companies', 'co_acme');
     expect(deleted.status).toBe(0);
-    await waitFor('the delete events', () => r.requests.length >= 7);
+    await until('the delete events', () => r.requests.length >= 7);
     expect(summary().slice(5).sort()).toEqual([
       'company.deleted co_acme',
       'lead.deleted ld_acme_1',
@@ -167,7 +167,7 @@ describe('webhooks', () => {
     await sql.query(`UPDATE companies SET name = 'Globex Renamed' WHERE id = 'co_globex'`);
     await sql.query(`DELETE FROM leads WHERE id = 'ld_globex_1'`);
     await sql.query('COMMIT');
-    await waitFor('the SQL session events', () => r.requests.length >= 9);
+    await until('the SQL session events', () => r.requests.length >= 9);
     const fromSql = r.events().slice(7);
     expect(fromSql.map((e) => `${e.type} ${String(e.data.id)}`).sort()).toEqual(
       ['company.upserted co_globex', 'lead.deleted ld_globex_1'].sort(),
@@ -212,7 +212,7 @@ describe('webhooks', () => {
       await endpoint(workspace.id, url);
       const company = await createCompany(t.prisma, workspace.id, { intentScore: 0.1 + 0.2 });
 
-      await waitFor('the event', () => r.requests.length >= 1);
+      await until('the event', () => r.requests.length >= 1);
       expect(r.events()[0].data.intentScore).toBe(0.30000000000000004);
       const read = await getWithKey(t.app, `/v1/companies/${company.id}`, key).expect(200);
       expect(r.events()[0].data).toEqual(read.body);
@@ -292,7 +292,7 @@ describe('webhooks', () => {
     expect(r.requests).toHaveLength(1);
 
     await adminJson('webhook', 'enable', '--id', id);
-    await waitFor('both companies', () => r.requests.length >= 3);
+    await until('both companies', () => r.requests.length >= 3);
     await sleep(QUIET_MS);
     const ids = r.events().map((e) => e.data.id);
     expect(ids).toHaveLength(3);
@@ -335,7 +335,7 @@ describe('webhooks', () => {
     expect(Math.abs(expiresAt - (Date.now() + 24 * HOUR))).toBeLessThan(60_000);
 
     await createCompany(t.prisma, workspace.id);
-    await waitFor('a delivery', () => r.requests.length >= 1);
+    await until('a delivery', () => r.requests.length >= 1);
     const during = r.requests[0];
     expect(String(during.headers['webhook-signature']).split(' ')).toHaveLength(2);
     expect(verifyWith(old, during, t.clock.now())).toBeTruthy();
@@ -343,7 +343,7 @@ describe('webhooks', () => {
 
     t.clock.advance(expiresAt - t.clock.now());
     await createCompany(t.prisma, workspace.id);
-    await waitFor('a second delivery', () => r.requests.length >= 2);
+    await until('a second delivery', () => r.requests.length >= 2);
     const after = r.requests[1];
     expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(1);
     expect(verifyWith(rotated, after, t.clock.now())).toBeTruthy();
@@ -364,7 +364,7 @@ describe('webhooks', () => {
     for (let n = 1; n <= RETRY_DELAYS_MS.length; n++) {
       t.clock.advance(RETRY_DELAYS_MS[n - 1]);
       await createCompany(t.prisma, workspace.id);
-      await waitFor(`attempt ${n + 1}`, async () => (await attempts(id)).length >= 2 * n + 1);
+      await until(`attempt ${n + 1}`, async () => (await attempts(id)).length >= 2 * n + 1);
     }
     await sleep(QUIET_MS);
     const eventId = String(r.requests[0].headers['webhook-id']);
@@ -393,7 +393,7 @@ describe('webhooks', () => {
     while (t.clock.now() - started < 3 * 24 * HOUR) {
       t.clock.advance(12 * HOUR);
       await createCompany(t.prisma, workspace.id);
-      await waitFor('an attempt', async () => (await attempts(id)).length > n);
+      await until('an attempt', async () => (await attempts(id)).length > n);
       n = (await attempts(id)).length;
     }
     await sleep(QUIET_MS);
@@ -443,8 +443,8 @@ describe('webhooks', () => {
          FROM generate_series(1, $2) n`,
         [workspace.id, companies],
       );
-      await waitFor('every company', () => r.requests.length >= companies);
-      await waitFor('every delivery recorded', async () => {
+      await until('every company', () => r.requests.length >= companies);
+      await until('every delivery recorded', async () => {
         const { rows } = await sql.query<{ delivered: number }>(
           `SELECT count(*)::int AS delivered FROM webhook_events
            WHERE endpoint_id = $1 AND state = 'delivered'`,
@@ -461,7 +461,7 @@ describe('webhooks', () => {
       for (let copy = 0; copy < 2; copy++) {
         await boss.insert(rows.map((row) => ({ name: DELIVERY_QUEUE, data: { eventId: row.id } })));
       }
-      await waitFor('the second round', () => r.requests.length >= 2 * companies);
+      await until('the second round', () => r.requests.length >= 2 * companies);
       await sleep(QUIET_MS);
 
       const perId = new Map<string, number>();
@@ -526,7 +526,7 @@ describe('webhooks the worker refuses to send, and what the operator sees of the
     const { id, secret } = JSON.parse(created.stdout) as Endpoint;
     await createCompany(t.prisma, workspace.id);
     await createCompany(t.prisma, workspace.id);
-    await waitFor('two refused attempts', async () => {
+    await until('two refused attempts', async () => {
       const count = await t.prisma.webhookAttempt.count({ where: { endpointId: id } });
       return count >= 2;
     });

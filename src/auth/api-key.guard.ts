@@ -2,6 +2,7 @@ import { CanActivate, ExecutionContext, Injectable, UnauthorizedException } from
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import type { ServerResponse } from 'node:http';
+import { perRoute } from '../common/per-route';
 import type { AuthenticatedKey } from './api-key';
 import { ApiKeysService } from './api-keys.service';
 import { AuthFailureLimiter } from './auth-failure-limiter';
@@ -28,6 +29,12 @@ export function announceKeyExpiration(response: ServerResponse, auth: Authentica
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
+  private readonly isPublic = perRoute(
+    (handler, controller) =>
+      this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [handler, controller]) ===
+      true,
+  );
+
   constructor(
     private readonly keys: ApiKeysService,
     private readonly failures: AuthFailureLimiter,
@@ -35,8 +42,7 @@ export class ApiKeyGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
+    if (this.isPublic(context)) return true;
     const http = context.switchToHttp();
     const request = http.getRequest<Request>();
     const presented = this.keys.presentedKey(request);

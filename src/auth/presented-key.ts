@@ -12,7 +12,12 @@ export interface PresentedKey {
 const BEARER = /^Bearer (\S+)$/i;
 
 /** The bearer token of the request's one Authorization field, if it has one. */
-export function bearerKey(request: Pick<IncomingMessage, 'headersDistinct'>): string | undefined {
+export function bearerKey(
+  request: Pick<IncomingMessage, 'headers' | 'headersDistinct'>,
+): string | undefined {
+  // A request without one stops here: Node makes headersDistinct, a copy of every header, on
+  // first use.
+  if (request.headers.authorization === undefined) return undefined;
   // Node keeps the first of several Authorization fields and drops the others; a request with
   // more than one is malformed (RFC 9110, 5.3) and refused like any other.
   const [authorization = '', ...others] = request.headersDistinct.authorization ?? [];

@@ -1,6 +1,7 @@
 import { CanActivate, ExecutionContext, ForbiddenException, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
+import { perRoute } from '../common/per-route';
 import { missingScopes, missingScopesMessage, REQUIRED_SCOPES, type Scope } from './scopes';
 
 /**
@@ -11,13 +12,14 @@ import { missingScopes, missingScopesMessage, REQUIRED_SCOPES, type Scope } from
  */
 @Injectable()
 export class ScopeGuard implements CanActivate {
+  private readonly requiredScopes = perRoute((handler, controller) =>
+    this.reflector.getAllAndOverride<Scope[] | undefined>(REQUIRED_SCOPES, [handler, controller]),
+  );
+
   constructor(private readonly reflector: Reflector) {}
 
   canActivate(context: ExecutionContext): boolean {
-    const required = this.reflector.getAllAndOverride<Scope[] | undefined>(REQUIRED_SCOPES, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
+    const required = this.requiredScopes(context);
     const auth = context.switchToHttp().getRequest<Request>().auth;
     if (!required || !auth) return true;
     const missing = missingScopes(auth.scopes, required);

@@ -4,14 +4,15 @@ import { Environment } from '../config/environment';
 import type { Feed } from './change-feed-sql';
 
 /**
- * Where a client is in a change feed: the position of the last change it was given (the writing
- * transaction's id as a decimal xid8, and the item id), and `pass`, the xmin of the first read of
- * its pass (the request without a cursor), which decides whether pruned deletions concern it.
+ * A place in a change feed: the last change passed (its writing transaction's id as a decimal
+ * xid8, and the item id), and `pass`, the xmin of the first read of the client's pass, which
+ * decides whether pruned deletions concern it. `pass` is null before that first read (a read
+ * without a cursor starts a pass); every row of the feed's statements, and so every cursor, has it.
  */
-export interface ChangePosition {
+export interface FeedPosition {
   txid: string;
   id: string;
-  pass: string;
+  pass: string | null;
 }
 
 // Far above any real cursor (an id is at most a few hundred characters); refused unread beyond it.
@@ -37,13 +38,14 @@ export class ChangeCursors {
     this.key = createHmac('sha256', environment.API_KEY_SECRET).update('change-cursors').digest();
   }
 
-  encode(feed: Feed, workspaceId: string, position: ChangePosition): string {
-    const payload = Buffer.from(`${position.txid}:${position.pass}:${position.id}`, 'utf8');
+  encode(feed: Feed, workspaceId: string, { txid, id, pass }: FeedPosition): string {
+    if (pass === null) throw new Error('a cursor is issued for a position read from the feed');
+    const payload = Buffer.from(`${txid}:${pass}:${id}`, 'utf8');
     return `${payload.toString('base64url')}.${this.mac(feed, workspaceId, payload).toString('base64url')}`;
   }
 
   /** The position of a cursor this service issued for this feed and workspace, or a 400. */
-  decode(feed: Feed, workspaceId: string, cursor: string): ChangePosition {
+  decode(feed: Feed, workspaceId: string, cursor: string): FeedPosition {
     const parts = cursor.length <= MAX_CURSOR_LENGTH ? cursor.split('.') : [];
     if (parts.length !== 2 || !parts.every((part) => BASE64URL.test(part))) throw invalid();
     const [payload, mac] = parts.map((part) => Buffer.from(part, 'base64url'));

@@ -1,8 +1,9 @@
 import { GoneException } from '@nestjs/common';
+import { RecentlyUsed } from '../common/recently-used';
 import { type JsonText, jsonText } from '../http/json-text';
 import type { Queryable } from '../database/queryable';
 import { type BodyRoom, sizedSql } from '../items/body-budget';
-import type { ChangeCursors, ChangePosition } from './change-cursor';
+import type { ChangeCursors, FeedPosition } from './change-cursor';
 import type { Feed } from './change-feed-sql';
 import type { ChangesQueryDto } from './changes-query.dto';
 
@@ -14,11 +15,9 @@ export interface ChangePage<T> {
 }
 
 /** A feed statement's row: the page's position and data, and whether the cursor expired. */
-export interface FeedRow {
+export interface FeedRow extends FeedPosition {
   expired: boolean;
   pass: string;
-  txid: string;
-  id: string;
   has_more: boolean;
   /** A range's read (changeFeedSql's `range`): whether it holds the whole range. */
   complete?: boolean;
@@ -28,21 +27,21 @@ export interface FeedRow {
 
 export const CURSOR_EXPIRED = 'cursor has expired: start again without a cursor';
 
-const sized = new Map<string, string>();
+// Every selection of fields (items/field-selection.ts) has statements of its own, which a client
+// may vary without end: the sized texts used last are kept (about 6 KB each); one forgotten is
+// made again in microseconds.
+const sized = new RecentlyUsed<string>(256);
 
 /**
  * A feed statement run sized (body-budget.ts): its `data` only up to a cap, its parameter after
  * the statement's own (`$6` of a page, `$8` of a range, or null).
  */
 export function sizedFeedSql(sql: string, capParameter = 6): string {
-  let text = sized.get(sql);
-  if (text === undefined) {
+  return sized.get(sql, () => {
     const columns = ['expired', 'pass', 'txid', 'id', 'has_more'];
     if (capParameter === 8) columns.push('complete');
-    text = sizedSql(sql, 'data', columns, capParameter);
-    sized.set(sql, text);
-  }
-  return text;
+    return sizedSql(sql, 'data', columns, capParameter);
+  });
 }
 
 /** A page of a feed (change-feed-sql.ts) after the query's cursor, with its signed cursor. */
@@ -53,16 +52,13 @@ export async function changeFeedPage<T>(
   feed: Feed,
   workspaceId: string,
   { cursor, limit }: ChangesQueryDto,
-  room?: BodyRoom,
+  room: BodyRoom,
 ): Promise<JsonText<ChangePage<T>>> {
-  const from = startOf(cursors, feed, workspaceId, cursor);
-  const row = await readFeedRow(database, sql, workspaceId, from, limit, room);
+  const after = startOf(cursors, feed, workspaceId, cursor);
+  const row = await readFeedRow(database, { sql, workspaceId, after, limit, room });
   const nextCursor = cursors.encode(feed, workspaceId, row);
   return jsonText(envelope(row, nextCursor));
 }
-
-/** Where a read starts: the cursor's position, or before every position (a new pass). */
-export type FeedStart = Omit<ChangePosition, 'pass'> & { pass: string | null };
 
 /** The position of `cursor` (a 400 when it is not this feed's and workspace's), or the start. */
 export function startOf(
@@ -70,43 +66,45 @@ export function startOf(
   feed: Feed,
   workspaceId: string,
   cursor: string | undefined,
-): FeedStart {
+): FeedPosition {
   // Without a cursor: before every position, and the pass starts with this read.
   return cursor === undefined
     ? { txid: '0', id: '', pass: null }
     : cursors.decode(feed, workspaceId, cursor);
 }
 
-/**
- * Runs a feed's statement after `from` (and, for a range statement, up to `to`): its row, a 410
- * when the cursor has expired. With `room`, sized: a large page is read only once its heap is
- * reserved (body-budget.ts).
- */
+/** One run of a feed's statement (change-feed-sql.ts) for a workspace. */
+export interface FeedRead {
+  /** A page statement, or a range statement when `to` is given. */
+  sql: string;
+  workspaceId: string;
+  /** The changes after this position, in its pass. */
+  after: FeedPosition;
+  limit: number;
+  /** A range's end, one that changeBoundariesSql gave. */
+  to?: FeedPosition;
+  /** Where a large page's heap is reserved before it is read (body-budget.ts). */
+  room: BodyRoom;
+}
+
+/** Runs a feed's statement: its row, a 410 when the cursor has expired. */
 export async function readFeedRow(
   database: Queryable,
-  sql: string,
-  workspaceId: string,
-  from: FeedStart,
-  limit: number,
-  room?: BodyRoom,
-  to?: Omit<ChangePosition, 'pass'>,
+  { sql, workspaceId, after, limit, to, room }: FeedRead,
 ): Promise<FeedRow> {
-  const values = [workspaceId, from.txid, from.id, limit, from.pass];
+  const values = [workspaceId, after.txid, after.id, limit, after.pass];
   if (to !== undefined) values.push(to.txid, to.id);
-  const row =
-    room === undefined
-      ? (await database.query<FeedRow>(sql, values))[0]
-      : await room.budget.read(
-          room.key,
-          async (cap) =>
-            (
-              await database.query<FeedRow & { bytes: number }>(
-                sizedFeedSql(sql, values.length + 1),
-                [...values, cap],
-              )
-            )[0],
-          (found) => found.data,
-        );
+  const row = await room.budget.read(
+    room.key,
+    async (cap) =>
+      (
+        await database.query<FeedRow & { bytes: number }>(sizedFeedSql(sql, values.length + 1), [
+          ...values,
+          cap,
+        ])
+      )[0],
+    (found) => found.data,
+  );
   if (row === undefined) throw new Error('the feed statement returned no row');
   if (row.expired) throw new GoneException(CURSOR_EXPIRED);
   return row;

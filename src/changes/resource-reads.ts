@@ -4,21 +4,26 @@ import type { Database } from '../database/database';
 import type { JsonText, VersionedJson } from '../http/json-text';
 import type { ListQueryDto } from '../http/list-query.dto';
 import type { BodyBudget } from '../items/body-budget';
+import type { BySelection, Selection } from '../items/field-selection';
+import type { FieldsQuery } from '../items/fields-query';
 import { listPage, type ListStatements } from '../items/list-page';
 import type { Page } from '../items/page';
 import type { ChangeCursors } from './change-cursor';
 import { type ChangePage, changeFeedPage } from './change-feed';
-import { itemById } from '../items/item-sql';
-import type { Feed } from './change-feed-sql';
+import { itemById, itemSql } from '../items/item-sql';
+import {
+  changeBoundariesSql,
+  changeFeedSql,
+  type ChangeFeedSql,
+  type Feed,
+} from './change-feed-sql';
 import type { ChangesQueryDto } from './changes-query.dto';
-import type { ChangeStreamQueryDto } from './change-stream-query.dto';
-import type { ChangeStreams, StreamedFeed } from './change-streams';
+import type { ChangeStreamQueryDto } from './stream/change-stream-query.dto';
+import type { ChangeStreams, StreamedFeed } from './stream/change-streams';
 import type { ItemDeletedDto } from './dto/change.dto';
 
-/** What tells one resource's reads from another's: its feed's name and its statements. */
-export interface ResourceStatements {
-  feed: Feed;
-  list: ListStatements;
+/** A resource's statements beyond its list, for one selection of fields (field-selection.ts). */
+export interface SelectedStatements {
   /** One item of the workspace, or no row (item-sql.ts). */
   item: string;
   /** A page of its change feed (change-feed-sql.ts). */
@@ -27,12 +32,33 @@ export interface ResourceStatements {
   stream: Omit<StreamedFeed, 'feed'>;
 }
 
+/** A resource's statements beyond its list, for one selection, from its feed's description. */
+export function selectedStatements(feed: ChangeFeedSql): SelectedStatements {
+  return {
+    item: itemSql(feed),
+    changes: changeFeedSql(feed),
+    stream: {
+      lines: changeFeedSql(feed, 'lines'),
+      range: changeFeedSql(feed, 'lines', true),
+      boundaries: changeBoundariesSql(feed.changeTable),
+    },
+  };
+}
+
+/** What tells one resource's reads from another's: its feed's name and its statements. */
+export interface ResourceStatements {
+  feed: Feed;
+  list: ListStatements;
+  /** The others, per selection of fields: `whole` without one. */
+  selected: BySelection<SelectedStatements>;
+}
+
 /**
  * The reads of a resource with a change feed (companies, leads): a page of the list, one item, a
  * page of the feed, the whole feed as a stream. Each statement runs in the workspace's turn
  * (Database.forWorkspace) and returns the body PostgreSQL wrote, read through the body budget.
  */
-export class ResourceReads<Item, ListQuery extends ListQueryDto, Upserted> {
+export class ResourceReads<Item, ListQuery extends ListQueryDto & FieldsQuery, Upserted> {
   constructor(
     private readonly statements: ResourceStatements,
     private readonly database: Database,
@@ -51,9 +77,10 @@ export class ResourceReads<Item, ListQuery extends ListQueryDto, Upserted> {
   }
 
   /** One item of the workspace; 404 when the id is not one of its items, whether or not it exists. */
-  async get(workspaceId: string, id: string): Promise<VersionedJson<Item>> {
+  async get(workspaceId: string, id: string, fields?: Selection): Promise<VersionedJson<Item>> {
     const database = this.database.forWorkspace(workspaceId);
-    const body = await itemById<Item>(database, this.statements.item, workspaceId, id);
+    const { item } = this.statements.selected.for(fields);
+    const body = await itemById<Item>(database, item, workspaceId, id);
     if (body === null) throw new NotFoundException();
     return body;
   }
@@ -61,13 +88,13 @@ export class ResourceReads<Item, ListQuery extends ListQueryDto, Upserted> {
   /** A page of the workspace's change feed after the query's cursor. */
   changes(
     workspaceId: string,
-    query: ChangesQueryDto,
+    query: ChangesQueryDto & FieldsQuery,
   ): Promise<JsonText<ChangePage<Upserted | ItemDeletedDto>>> {
-    const { feed, changes } = this.statements;
+    const { feed, selected } = this.statements;
     return changeFeedPage(
       this.database.forWorkspace(workspaceId),
       this.cursors,
-      changes,
+      selected.for(query.fields).changes,
       feed,
       workspaceId,
       query,
@@ -78,20 +105,18 @@ export class ResourceReads<Item, ListQuery extends ListQueryDto, Upserted> {
   /** The workspace's change feed after the query's cursor, streamed to the response. */
   stream(
     workspaceId: string,
-    query: ChangeStreamQueryDto,
+    query: ChangeStreamQueryDto & FieldsQuery,
     request: Request,
     response: Response,
   ): Promise<void> {
-    const { feed, stream } = this.statements;
-    const database = this.database.forWorkspace(workspaceId);
-    return this.streams.stream(
-      { feed, ...stream },
-      database,
-      this.bodies,
+    const { feed, selected } = this.statements;
+    const { stream } = selected.for(query.fields);
+    return this.streams.stream({
+      statements: { feed, ...stream },
       workspaceId,
-      query.cursor,
+      cursor: query.cursor,
       request,
       response,
-    );
+    });
   }
 }

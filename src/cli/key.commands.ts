@@ -6,6 +6,14 @@ import { AdminCommand, CommandGroup, type JsonFlag } from './admin-command';
 import { CliOutput, formatDate, table, UsageError } from './cli-output';
 import * as flags from './flags';
 
+/**
+ * A key's scopes as the tool shows them, table and JSON alike: `all` for a key without restriction
+ * (stored as no scope: it also reads what a later scope would cover), else the list.
+ */
+function shownScopes(scopes: string[]): string[] | 'all' {
+  return scopes.length === 0 ? 'all' : scopes;
+}
+
 @SubCommand({ name: 'create', description: 'create an API key; its value is shown this once' })
 export class KeyCreateCommand extends AdminCommand {
   constructor(
@@ -41,7 +49,16 @@ export class KeyCreateCommand extends AdminCommand {
     const { id, name, workspaceId, prefix, createdAt, scopes, key } = created;
     this.output.print(
       options.json,
-      { id, name, workspaceId, prefix, createdAt, expiresAt: created.expiresAt, scopes, key },
+      {
+        id,
+        name,
+        workspaceId,
+        prefix,
+        createdAt,
+        expiresAt: created.expiresAt,
+        scopes: shownScopes(scopes),
+        key,
+      },
       () =>
         `Created key ${id} "${name}" for workspace ${workspaceId}` +
         `${created.expiresAt ? `, expiring at ${formatDate(created.expiresAt)}` : ''}.\n` +
@@ -103,7 +120,7 @@ export class KeyListCommand extends AdminCommand {
         revokedAt,
         expiresAt,
         rolledAt,
-        scopes,
+        scopes: shownScopes(scopes),
       }),
     );
     this.output.print(options.json, shown, () =>
@@ -118,7 +135,7 @@ export class KeyListCommand extends AdminCommand {
           formatDate(k.revokedAt),
           formatDate(k.expiresAt),
           formatDate(k.rolledAt),
-          k.scopes.length === 0 ? 'all' : k.scopes.join(','),
+          k.scopes === 'all' ? k.scopes : k.scopes.join(','),
         ]),
         `No keys in workspace ${options.workspace}.`,
       ),

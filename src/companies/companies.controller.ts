@@ -1,12 +1,14 @@
 import { Param, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Workspace, type AuthenticatedWorkspace } from '../auth/workspace.decorator';
-import { ChangesQueryDto } from '../changes/changes-query.dto';
-import { ChangeStreamQueryDto } from '../changes/change-stream-query.dto';
-import { StreamRead } from '../changes/stream-read.decorator';
+import { StreamRead } from '../changes/stream/stream-read.decorator';
 import { JsonRead, ReadController } from '../items/json-read.decorator';
 import { CompanyListQueryDto } from './dto/company-list-query.dto';
-import { NoQueryDto } from '../http/no-query.dto';
+import {
+  CompanyChangeStreamQueryDto,
+  CompanyChangesQueryDto,
+  CompanyQueryDto,
+} from './dto/company-read-queries.dto';
 import {
   COMPANY_CHANGE_STREAM,
   COMPANY_CHANGES,
@@ -30,7 +32,10 @@ export class CompaniesController {
 
   // Declared before `:id`, which would otherwise take `changes` for an id.
   @JsonRead('changes', COMPANY_CHANGES)
-  companyChanges(@Workspace() workspace: AuthenticatedWorkspace, @Query() query: ChangesQueryDto) {
+  companyChanges(
+    @Workspace() workspace: AuthenticatedWorkspace,
+    @Query() query: CompanyChangesQueryDto,
+  ) {
     return this.companies.changes(workspace.id, query);
   }
 
@@ -38,7 +43,7 @@ export class CompaniesController {
   @StreamRead('changes/stream', COMPANY_CHANGE_STREAM)
   companyChangeStream(
     @Workspace() workspace: AuthenticatedWorkspace,
-    @Query() query: ChangeStreamQueryDto,
+    @Query() query: CompanyChangeStreamQueryDto,
     @Req() request: Request,
     @Res() response: Response,
   ) {
@@ -49,8 +54,8 @@ export class CompaniesController {
   getCompany(
     @Workspace() workspace: AuthenticatedWorkspace,
     @Param('id') id: string,
-    @Query() _query: NoQueryDto,
+    @Query() query: CompanyQueryDto,
   ) {
-    return this.companies.get(workspace.id, id);
+    return this.companies.get(workspace.id, id, query.fields);
   }
 }

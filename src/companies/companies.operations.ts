@@ -1,8 +1,9 @@
-import type { StreamOperation } from '../changes/stream-read.decorator';
+import { streamOperation } from '../changes/stream/stream-read.decorator';
 import type { ReadOperation } from '../items/json-read.decorator';
 import { CompanyChangePageDto, CompanyUpsertedDto } from './dto/company-change-page.dto';
 import { CompanyPageDto } from './dto/company-page.dto';
-import { CompanyDto } from './dto/company.dto';
+import { CompanyDto, SelectedCompanyDto } from './dto/company.dto';
+import { wholeOrSelected } from '../items/field-dto';
 
 /** The companies' reads as the OpenAPI document states them (CompaniesController). */
 export const LIST_COMPANIES: ReadOperation = {
@@ -40,8 +41,11 @@ export const GET_COMPANY: ReadOperation = {
   operationId: 'getCompany',
   summary: 'Read one company',
   description:
-    'The company with this id, the same object as in the list. Takes no query parameter: any is a 400.',
-  ok: CompanyDto,
+    'The company with this id, the same object as in the list. Takes `fields` alone: any other query parameter is a 400.',
+  ok: {
+    json: wholeOrSelected(CompanyDto, SelectedCompanyDto),
+    models: [CompanyDto, SelectedCompanyDto],
+  },
   okDescription: 'The company.',
   scopes: ['companies:read'],
   notFound:
@@ -49,25 +53,9 @@ export const GET_COMPANY: ReadOperation = {
     'the same response in both cases.',
 };
 
-export const COMPANY_CHANGE_STREAM: StreamOperation = {
+export const COMPANY_CHANGE_STREAM = streamOperation({
+  item: 'company',
   operationId: 'companyChangeStream',
-  summary: 'The whole company change feed in one request, as it is read',
-  description:
-    'The whole change feed in one response, as newline-delimited JSON: every change the pages ' +
-    "would return, in the same order, one per line (exactly the objects of the pages' `data`), " +
-    'a checkpoint line `{"cursor": ...}` after each batch (at most 1,000 changes apart), and a ' +
-    'last line `{"cursor": ..., "hasMore": ...}` once it ends normally: caught up (`false`), or ' +
-    'at its time bound (5 minutes by default) or the instance shutting down (`true`: continue ' +
-    'at once with its cursor). A stream without that last line was cut: resume from the last ' +
-    'checkpoint whose changes you applied. Without `cursor` it starts at the beginning, every ' +
-    "live item as an upsert; with one (a page's `nextCursor` or a stream's), after it. One " +
-    'request against the rate limit and one of the in-flight places while it runs; at most 2 ' +
-    'streams of a workspace at once per instance. Compressed (br, gzip) as `Accept-Encoding` ' +
-    'allows, flushed as it goes.',
   upserted: CompanyUpsertedDto,
-  okDescription:
-    'Newline-delimited JSON (`application/x-ndjson`): each line one change, a checkpoint or the ' +
-    'last line.',
   scopes: ['companies:read', 'changes:read'],
-  perWorkspace: 2,
-};
+});

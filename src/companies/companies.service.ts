@@ -1,15 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { ChangeCursors } from '../changes/change-cursor';
-import { ChangeStreams } from '../changes/change-streams';
+import { ChangeStreams } from '../changes/stream/change-streams';
 import { ResourceReads } from '../changes/resource-reads';
 import { Database } from '../database/database';
 import { BodyBudget } from '../items/body-budget';
-import {
-  COMPANY_CHANGE_STREAM_SQL,
-  COMPANY_CHANGES_SQL,
-  COMPANY_LIST,
-  COMPANY_SQL,
-} from './companies.sql';
+import { COMPANY_LIST, COMPANY_STATEMENTS } from './companies.sql';
 import type { CompanyUpsertedDto } from './dto/company-change-page.dto';
 import type { CompanyListQueryDto } from './dto/company-list-query.dto';
 import type { CompanyDto } from './dto/company.dto';
@@ -27,12 +22,7 @@ export class CompaniesService extends ResourceReads<
     bodies: BodyBudget,
     streams: ChangeStreams,
   ) {
-    const statements = {
-      list: COMPANY_LIST,
-      item: COMPANY_SQL,
-      changes: COMPANY_CHANGES_SQL,
-      stream: COMPANY_CHANGE_STREAM_SQL,
-    };
+    const statements = { list: COMPANY_LIST, selected: COMPANY_STATEMENTS };
     super({ feed: 'companies', ...statements }, database, cursors, bodies, streams);
   }
 }

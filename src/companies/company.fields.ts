@@ -1,5 +1,6 @@
 import { count, dateTime, ID_MAX_LENGTH, nullableText, oneOf, score, text } from '../items/fields';
-import { anyOf, atLeast, equals } from '../items/filters';
+import { selectable } from '../items/field-selection';
+import { anyDomain, anyOf, atLeast, contains, equals } from '../items/filters';
 import { CrmStatus, IntentLevel, Seniority } from '../generated/prisma/enums';
 
 /*
@@ -107,6 +108,8 @@ export const COMPANY_FILTERS = {
   crmStatus: anyOf(COMPANY_FIELDS, 'crmStatus'),
   minIntentScore: atLeast(COMPANY_FIELDS, 'intentScore'),
   country: equals(COMPANY_FIELDS, 'country'),
+  domain: anyDomain(COMPANY_FIELDS, 'domain'),
+  q: contains(COMPANY_FIELDS, ['name', 'domain']),
 };
 
 export const CONTACT_FIELDS = {
@@ -130,3 +133,9 @@ export const CONTACT_FIELDS = {
       'Seniority of a contact; contacts are listed in this order, then by name, then id.',
   }),
 };
+
+/**
+ * What a read's `fields` may name (items/field-selection.ts): a company's fields, and its contacts,
+ * whole (`contacts`) or by field (`contacts.email`).
+ */
+export const COMPANY_SELECTABLE = selectable(COMPANY_FIELDS, { contacts: CONTACT_FIELDS });

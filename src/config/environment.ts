@@ -104,7 +104,7 @@ export class Environment {
 
   // A change stream ends by itself, normally and with its cursor, after this long (the client
   // goes on with another request): load balancers' idle and request timeouts and deploys then
-  // never cut one (src/changes/change-streams.ts).
+  // never cut one (src/changes/stream/change-streams.ts).
   @Type(() => Number)
   @IsInt()
   @Min(1)

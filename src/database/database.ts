@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { Pool, type QueryResultRow } from 'pg';
 import { Environment } from '../config/environment';
 import { FairQueue } from './fair-queue';
@@ -12,6 +13,9 @@ import {
 } from './pool-config';
 import { queryPool, type Queryable } from './queryable';
 import { ReadReplica, ReplicaReads } from './read-replicas';
+
+// Spans of the statements' waits for their turn; a no-op tracer while tracing is off (src/tracing).
+const tracer = trace.getTracer('visitor-read-api');
 
 /**
  * The connection pools, and the serving path's only way to the database: the key lookup, the
@@ -106,8 +110,30 @@ export class Database implements Queryable, OnModuleInit, OnModuleDestroy {
   /** The reads of one workspace's request, in its turn (fair-queue.ts). */
   forWorkspace(workspaceId: string): Queryable {
     return {
-      query: <T extends QueryResultRow>(sql: string, values: unknown[]) =>
-        this.fairQueue.run(workspaceId, () => this.reads.query<T>(sql, values)),
+      query: async <T extends QueryResultRow>(sql: string, values: unknown[]) => {
+        // The wait for a seat, as a span of the request's trace when tracing is on (a no-op
+        // tracer otherwise): the statement's own span follows it.
+        const span = tracer.startSpan('fair queue wait', {
+          attributes: { 'visitor_api.workspace.id': workspaceId },
+        });
+        const askedAt = performance.now();
+        let seated = false;
+        try {
+          return await this.fairQueue.run(workspaceId, () => {
+            seated = true;
+            span.setAttribute('visitor_api.queue.waited_ms', performance.now() - askedAt);
+            span.end();
+            return this.reads.query<T>(sql, values);
+          });
+        } catch (error) {
+          // Shed before its turn came (the statement's own failures are its span's).
+          if (!seated) {
+            span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+            span.end();
+          }
+          throw error;
+        }
+      },
     };
   }
 

@@ -25,7 +25,9 @@ function setup(options: {
   });
   const started: string[] = [];
   const pending = new Map<string, () => void>();
-  const outcomes = new Map<string, 'done' | 'shed'>();
+  // No expect() in the callbacks: a statement still queued when the file ends settles after
+  // jest has torn its globals down.
+  const outcomes = new Map<string, 'done' | 'shed' | 'failed'>();
   function submit(flow: string, name: string): Promise<void> {
     const { done, end } = statement();
     pending.set(name, end);
@@ -36,10 +38,8 @@ function setup(options: {
       })
       .then(
         () => void outcomes.set(name, 'done'),
-        (error: unknown) => {
-          expect(error).toBeInstanceOf(OverloadedError);
-          outcomes.set(name, 'shed');
-        },
+        (error: unknown) =>
+          void outcomes.set(name, error instanceof OverloadedError ? 'shed' : 'failed'),
       );
   }
   /** Ends a running statement after `ms` on the clock, and lets the queue hand its seat on. */

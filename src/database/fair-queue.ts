@@ -1,8 +1,3 @@
-import { SpanStatusCode, trace } from '@opentelemetry/api';
-
-// Spans of the fair queue's waits; a no-op tracer while tracing is off (src/tracing).
-const tracer = trace.getTracer('visitor-read-api');
-
 /**
  * A statement refused without waiting: the backlog ahead of it could not drain within the queue's
  * deadline, or it waited that long (database-errors.ts maps it to a 503, `Retry-After: 1`).
@@ -188,11 +183,6 @@ export class FairQueue {
   /** Runs `task` on a seat, in `flowId`'s turn; rejects with OverloadedError when shed. */
   async run<T>(flowId: string, task: () => Promise<T>): Promise<T> {
     const askedAt = this.now();
-    // The wait for a seat, as a span of the request's trace when tracing is on (a no-op otherwise):
-    // the statement's own span follows it.
-    const span = tracer.startSpan('fair queue wait', {
-      attributes: { 'visitor_api.workspace.id': flowId },
-    });
     this.lastAsked.delete(flowId);
     this.lastAsked.set(flowId, askedAt);
     const flow = this.flowOf(flowId);
@@ -203,16 +193,8 @@ export class FairQueue {
       seat = this.take(flow);
       this.observer?.waited(0);
     } else {
-      try {
-        seat = await this.enqueue(flow);
-      } catch (error) {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-        span.end();
-        throw error;
-      }
+      seat = await this.enqueue(flow);
     }
-    span.setAttribute('visitor_api.queue.waited_ms', seat.startedAt - askedAt);
-    span.end();
     try {
       return await task();
     } finally {

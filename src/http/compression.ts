@@ -1,4 +1,4 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Express, Response } from 'express';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 
 /*
@@ -82,73 +82,94 @@ export function negotiateEncoding(header: string | undefined): Coding {
 }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const CHARSET = /;\s*charset=/i;
 
 /**
- * Express middleware: `Vary: Accept-Encoding` on every answer, and a JSON body of at least
- * `thresholdBytes` compressed when the client accepts gzip or br. It takes the body where Express's
- * `res.send` receives it (every JSON answer goes through it: `res.json`, the controllers' JSON
- * text), so that Content-Length, HEAD (the same headers as the GET, no body) and everything else
- * Express does stay Express's.
+ * Every JSON answer's body, on its way out: compressed when it is at least `thresholdBytes` and
+ * the client accepts gzip or br. Express's `res.send` for the application (its `app.response`,
+ * which Express documents for this), set once at start-up: every JSON answer goes through it
+ * (`res.json`, the controllers' JSON text).
  */
-export function compressJson(options = COMPRESSION): RequestHandler {
-  return (request: Request, response: Response, next: NextFunction): void => {
-    // The answer depends on Accept-Encoding, whether or not this one is compressed.
-    response.vary('Accept-Encoding');
-    const send = response.send.bind(response) as (body?: unknown) => Response;
-    response.send = ((body?: unknown) => {
-      const coding = codingFor(request, response, body, options);
-      if (coding === 'identity') return send(body);
-      const text = body as string | Buffer;
-      const type = String(response.getHeader('Content-Type'));
-      // What Express would do to a string: the charset in the type, the text in UTF-8.
-      if (typeof text === 'string' && !/;\s*charset=/i.test(type)) {
-        response.setHeader('Content-Type', `${type}; charset=utf-8`);
-      }
-      const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
-      const done = (error: Error | null, compressed: Buffer) => {
-        if (error) return void send(bytes);
-        response.setHeader('Content-Encoding', coding);
-        send(compressed);
-      };
-      if (coding === 'br') {
-        brotliCompress(
-          bytes,
-          {
-            params: {
-              [constants.BROTLI_PARAM_QUALITY]: options.brotliQuality,
-              [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
-              [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length,
-            },
+export function compressJsonAnswers(server: Express, options = COMPRESSION): void {
+  const send = server.response.send;
+  server.response.send = function sendJson(this: Response, body?: unknown): Response {
+    const type = this.getHeader('Content-Type');
+    const isText = typeof body === 'string';
+    if (!(isText || Buffer.isBuffer(body)) || typeof type !== 'string' || !JSON_TYPE.test(type)) {
+      return send.call(this, body);
+    }
+    // What Express would do to a string: the charset in the type, the text in UTF-8.
+    if (isText && !CHARSET.test(type)) this.setHeader('Content-Type', `${type}; charset=utf-8`);
+    const length = isText ? Buffer.byteLength(body) : body.length;
+    const coding = codingFor(this, length, options);
+    if (coding === 'identity') {
+      return isText && !BODILESS.has(this.statusCode)
+        ? sendText(this, body, length)
+        : send.call(this, body);
+    }
+    const text = body;
+    const done = (error: Error | null, compressed: Buffer) => {
+      if (error) return void send.call(this, text);
+      this.setHeader('Content-Encoding', coding);
+      send.call(this, compressed);
+    };
+    if (coding === 'br') {
+      brotliCompress(
+        text,
+        {
+          params: {
+            [constants.BROTLI_PARAM_QUALITY]: options.brotliQuality,
+            [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+            [constants.BROTLI_PARAM_SIZE_HINT]: length,
           },
-          done,
-        );
-      } else {
-        gzip(bytes, { level: options.gzipLevel }, done);
-      }
-      return response;
-    }) as Response['send'];
-    next();
-  };
+        },
+        done,
+      );
+    } else {
+      gzip(text, { level: options.gzipLevel }, done);
+    }
+    return this;
+  } as Response['send'];
+}
+
+// Statuses whose answers have no body, which Express's send strips.
+const BODILESS = new Set([204, 205, 304]);
+
+/**
+ * Above this many bytes a JSON text is written as bytes: Node joins the header and a text body
+ * into one new heap string before writing it, a second copy of the body on the heap that the body
+ * budget (items/body-budget.ts) does not count. Measured with the large-pages test (24 clients,
+ * pages of 14.4 MB): the heap after a full collection reached 115 MB against the design's 100,
+ * and the server was killed at its 128 MB old space in CI. Below it (every small answer: `/v1/me`,
+ * the probes, errors, a page of 50) the one string write is the cheaper path.
+ */
+export const TEXT_WRITE_MAX_BYTES = 64 * 1024;
+
+/**
+ * A JSON text answered as Express's send answers it here (ETags off: app.setup.ts; preconditions
+ * taken out of every request: conditional-requests.ts, so no 304 of its own), but a small one
+ * written as text: Node then writes the header and the body in one string write, where Express
+ * first copies a text of 1,000 characters or more into a Buffer, a page's worth of garbage per
+ * answer (docs/benchmarks.md, "The fixed cost of a request"). HEAD gets the same headers, no body.
+ */
+function sendText(response: Response, text: string, length: number): Response {
+  response.setHeader('Content-Length', length);
+  if (response.req.method === 'HEAD') response.end();
+  else if (length > TEXT_WRITE_MAX_BYTES) response.end(Buffer.from(text, 'utf8'));
+  else response.end(text, 'utf8');
+  return response;
 }
 
 function codingFor(
-  request: Request,
   response: Response,
-  body: unknown,
+  length: number,
   { thresholdBytes }: typeof COMPRESSION,
 ): Coding {
-  if (typeof body !== 'string' && !Buffer.isBuffer(body)) return 'identity';
-  // A string's UTF-8 is at least as long as the string: only short ones need measuring.
-  const length =
-    typeof body === 'string' && body.length < thresholdBytes
-      ? Buffer.byteLength(body)
-      : body.length;
   if (length < thresholdBytes) return 'identity';
   if (response.statusCode === 204 || response.statusCode === 304) return 'identity';
   if (response.getHeader('Content-Encoding') !== undefined) return 'identity';
-  if (!JSON_TYPE.test(String(response.getHeader('Content-Type') ?? ''))) return 'identity';
   if (/(?:^|,)\s*no-transform\s*(?:,|$)/i.test(String(response.getHeader('Cache-Control') ?? ''))) {
     return 'identity';
   }
-  return negotiateEncoding(request.headers['accept-encoding']);
+  return negotiateEncoding(response.req.headers['accept-encoding']);
 }

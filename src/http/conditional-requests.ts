@@ -1,6 +1,6 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -30,7 +30,7 @@ const CONDITIONAL_HEADERS = [
  * `If-None-Match` is kept on the request, for the reads of /v1 that evaluate it, and so is a
  * HEAD's: HEAD is the GET without its body, preconditions included (RFC 9110, 9.3.2).
  */
-export function takePreconditions(request: Request, _: Response, next: NextFunction): void {
+export function takePreconditions(request: Request): void {
   const ifNoneMatch = request.headers['if-none-match'];
   if (isRead(request) && typeof ifNoneMatch === 'string') {
     request.ifNoneMatch = ifNoneMatch
@@ -39,7 +39,6 @@ export function takePreconditions(request: Request, _: Response, next: NextFunct
       .filter((tag) => tag !== '');
   }
   for (const name of CONDITIONAL_HEADERS) delete request.headers[name];
-  next();
 }
 
 function isRead(request: Request): boolean {
@@ -53,8 +52,7 @@ function isRead(request: Request): boolean {
  * them can be read back from it.
  */
 export function weakEtag(...parts: string[]): string {
-  const hash = createHash('sha256').update(parts.join('\n')).digest('base64url').slice(0, 27);
-  return `W/"${hash}"`;
+  return `W/"${hash('sha256', parts.join('\n'), 'base64url').slice(0, 27)}"`;
 }
 
 /** Whether `If-None-Match` names this tag, by the weak comparison of RFC 9110 (or is `*`). */

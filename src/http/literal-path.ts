@@ -1,31 +1,26 @@
 import { BadRequestException } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import type { Request } from 'express';
 
 // The single-item routes, whose last segment is an id.
 const ITEM_PATH = /^\/v1\/(companies|leads)\/[^/]+$/;
 
 /**
- * An item id that is not valid percent-encoding (`/v1/companies/%E0%A4%A`) is read literally, each
- * `%` as itself, instead of failing in Express's router: that failure is a 400 answered before the
- * guards, so without a key it would not be the contract's 401, and with one it would lack the
- * rate-limit headers. Read literally, such an id is no item of any workspace: a 404 after the key.
- * Other malformed paths name no route: refuseUndecodablePaths answers them 400. The error
- * envelope's `path` still shows the request as it was received (`originalUrl`).
+ * A path that is not valid percent-encoding, before routing (Express's router fails on one):
+ * - an item id (`/v1/companies/%E0%A4%A`) is read literally, each `%` as itself: that failure
+ *   would be a 400 answered before the guards, so without a key it would not be the contract's
+ *   401, and with one it would lack the rate-limit headers. Read literally, such an id is no item
+ *   of any workspace: a 404 after the key.
+ * - any other (`/v1/%ZZ`) names no route: a malformed request, 400, whatever route it resembles
+ *   (RFC 3986, 2.1), returned for the caller to refuse.
+ * The error envelope's `path` still shows the request as it was received (`originalUrl`).
  */
-export function readMalformedIdsLiterally(request: Request, _: Response, next: NextFunction) {
-  const [path, query] = splitAtQuery(request.url);
-  if (ITEM_PATH.test(path) && !decodes(path)) {
-    request.url = path.replaceAll('%', '%25') + query;
-  }
-  next();
-}
-
-/**
- * A path that is not valid percent-encoding (`/v1/%ZZ`), once item ids are read literally: a
- * malformed request, 400 before routing, whatever route it resembles (RFC 3986, 2.1).
- */
-export function refuseUndecodablePaths(request: Request, _: Response, next: NextFunction) {
-  next(decodes(splitAtQuery(request.url)[0]) ? undefined : new BadRequestException());
+export function readPath(request: Request): BadRequestException | undefined {
+  const query = request.url.indexOf('?');
+  const path = query === -1 ? request.url : request.url.slice(0, query);
+  if (decodes(path)) return undefined;
+  if (!ITEM_PATH.test(path)) return new BadRequestException();
+  request.url = path.replaceAll('%', '%25') + (query === -1 ? '' : request.url.slice(query));
+  return undefined;
 }
 
 /** Whether a path is valid percent-encoding (Express's router fails on one that is not). */
@@ -36,9 +31,4 @@ export function decodes(path: string): boolean {
   } catch {
     return false;
   }
-}
-
-function splitAtQuery(url: string): [string, string] {
-  const at = url.indexOf('?');
-  return at === -1 ? [url, ''] : [url.slice(0, at), url.slice(at)];
 }

@@ -9,6 +9,12 @@ export abstract class LimitRefusal extends HttpException {
   abstract readonly reason: RefusalReason;
 }
 
+/**
+ * A request refused by the in-flight limit may try again this soon: requests of 10 to 500 ms will
+ * have ended by then.
+ */
+export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
+
 /** The in-flight limit's 429: its own message, distinct from the per-minute limit's. */
 export class InFlightLimitException extends LimitRefusal {
   readonly reason = 'in_flight_limit';

@@ -1,4 +1,3 @@
-import type { NextFunction, Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { holdsApiKey } from '../logging/key-redaction';
@@ -6,13 +5,10 @@ import { holdsApiKey } from '../logging/key-redaction';
 // A caller's request id is echoed only if it is short and plain, so it cannot inject into logs.
 export const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Headers of every response, errors and unknown paths included (express middleware). */
-export function setResponseHeaders(request: Request, response: Response, next: NextFunction): void {
-  setCommonHeaders(request, response);
-  next();
-}
-
-/** The request's id (the caller's, when sane) and the no-store policy of every answer. */
+/**
+ * The request's id (the caller's, when sane), the no-store policy of every answer, and that every
+ * answer depends on Accept-Encoding (http/compression.ts), compressed or not.
+ */
 export function setCommonHeaders(request: IncomingMessage, response: ServerResponse): void {
   const sent = request.headers['x-request-id'];
   const given = typeof sent === 'string' ? sent : undefined;
@@ -23,4 +19,5 @@ export function setCommonHeaders(request: IncomingMessage, response: ServerRespo
   response.setHeader('X-Request-Id', requestId);
   // Every answer is private to one workspace: no shared or browser cache may keep it.
   response.setHeader('Cache-Control', 'no-store');
+  response.setHeader('Vary', 'Accept-Encoding');
 }

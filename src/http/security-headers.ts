@@ -1,4 +1,4 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { ServerResponse } from 'node:http';
 import helmet, { contentSecurityPolicy } from 'helmet';
 
@@ -80,10 +80,9 @@ export function setApiSecurityHeaders(response: ServerResponse): void {
   for (const [name, value] of apiHeaders) response.setHeader(name, value);
 }
 
-/** Security headers of every response (express middleware), before routing. */
-export function securityHeaders(request: Request, response: Response, next: NextFunction): void {
-  for (const [name, value] of isDocs(request.path) ? docsHeaders : apiHeaders) {
+/** The security headers of an answer to this path (its policy: /docs' or the API's). */
+export function setSecurityHeaders(path: string, response: ServerResponse): void {
+  for (const [name, value] of isDocs(path) ? docsHeaders : apiHeaders) {
     response.setHeader(name, value);
   }
-  next();
 }

@@ -4,6 +4,8 @@ import {
   ValidationPipe,
   type ValidationPipeOptions,
 } from '@nestjs/common';
+import type { ValidationError } from 'class-validator';
+import { RefusedValues } from './refused-values';
 
 /**
  * How every parameter of the API is validated: the global pipe's options (app.module.ts), and the
@@ -44,6 +46,15 @@ export class StrictValidationPipe extends ValidationPipe {
       messages.push(...(Array.isArray(message) ? (message as string[]) : [error.message]));
     }
     throw new BadRequestException(messages);
+  }
+
+  /** One entry per message of a value refused with several (refused-values.ts). */
+  protected override flattenValidationErrors(errors: ValidationError[]): string[] {
+    return errors.flatMap((error) =>
+      error.value instanceof RefusedValues
+        ? error.value.messages
+        : super.flattenValidationErrors([error]),
+    );
   }
 
   private inheritedNames(value: unknown, metadata: ArgumentMetadata): string[] {

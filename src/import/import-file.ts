@@ -11,7 +11,7 @@ import type { LeadDto } from '../leads/dto/lead.dto';
 import { LEAD_FIELDS } from '../leads/lead.fields';
 
 /**
- * The import format (README, "Importing data"): `{"companies": [...], "leads": [...]}`, each
+ * The import format (docs/admin.md, "Importing data"): `{"companies": [...], "leads": [...]}`, each
  * element exactly an object of the API. This file checks the shape of every record, without the
  * database; what needs the database (ids of other workspaces, a lead's company) is checked by
  * ImportService.

@@ -7,7 +7,8 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
-import { from, mergeMap, type Observable } from 'rxjs';
+import { from, lastValueFrom, type Observable } from 'rxjs';
+import { perRoute } from '../common/per-route';
 import { Database } from '../database/database';
 import { DATA_VERSION_STATEMENT } from './item-sql';
 import { RateLimitRefund } from '../rate-limit/rate-limit-refund';
@@ -35,6 +36,10 @@ export const VersionedRead = () => SetMetadata(VERSIONED_READ, true);
  */
 @Injectable()
 export class ConditionalReadInterceptor implements NestInterceptor {
+  private readonly isVersioned = perRoute(
+    (handler) => this.reflector.get<boolean | undefined>(VERSIONED_READ, handler) === true,
+  );
+
   constructor(
     private readonly reflector: Reflector,
     private readonly database: Database,
@@ -42,36 +47,38 @@ export class ConditionalReadInterceptor implements NestInterceptor {
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const request = context.switchToHttp().getRequest<Request>();
-    const response = context.switchToHttp().getResponse<Response>();
+    const http = context.switchToHttp();
+    const request = http.getRequest<Request>();
+    const response = http.getResponse<Response>();
+    return from(this.answer(request, response, this.isVersioned(context), next));
+  }
+
+  /** The body to send, its ETag set; or the 304, thrown. */
+  private async answer(
+    request: Request,
+    response: Response,
+    versioned: boolean,
+    next: CallHandler,
+  ): Promise<unknown> {
     const workspaceId = request.auth?.workspace.id ?? '';
     const etagOf = (source: string) => weakEtag(workspaceId, request.originalUrl, source);
-    const versioned = this.reflector.get<boolean>(VERSIONED_READ, context.getHandler()) === true;
-
-    const answer = async (): Promise<Observable<unknown>> => {
-      // `*` matches only an answer that exists (RFC 9110, 13.1.2): an item may be a 404, which
-      // only its statement can tell; it is evaluated on the answer, below.
-      const tags = request.ifNoneMatch?.filter((tag) => tag !== '*');
-      if (versioned && tags && tags.length > 0) {
-        const [{ version }] = await this.database
-          .forWorkspace(workspaceId)
-          .query<{ version: string }>(DATA_VERSION_STATEMENT, [workspaceId]);
-        const etag = etagOf(`version:${version}`);
-        if (matchesAny(tags, etag)) await this.notModified(request, response, etag);
-      }
-      return next.handle().pipe(
-        mergeMap(async (result: unknown) => {
-          const read = isVersionedJson(result) ? result : undefined;
-          const body = read?.json ?? (typeof result === 'string' ? result : JSON.stringify(result));
-          const etag = etagOf(read ? `version:${read.version}` : `body:${body}`);
-          response.setHeader('ETag', etag);
-          if (matchesAny(request.ifNoneMatch, etag))
-            await this.notModified(request, response, etag);
-          return body;
-        }),
-      );
-    };
-    return from(answer()).pipe(mergeMap((observable) => observable));
+    // `*` matches only an answer that exists (RFC 9110, 13.1.2): an item may be a 404, which
+    // only its statement can tell; it is evaluated on the answer, below.
+    const tags = request.ifNoneMatch?.filter((tag) => tag !== '*');
+    if (versioned && tags && tags.length > 0) {
+      const [{ version }] = await this.database
+        .forWorkspace(workspaceId)
+        .query<{ version: string }>(DATA_VERSION_STATEMENT, [workspaceId]);
+      const etag = etagOf(`version:${version}`);
+      if (matchesAny(tags, etag)) await this.notModified(request, response, etag);
+    }
+    const result: unknown = await lastValueFrom(next.handle());
+    const read = isVersionedJson(result) ? result : undefined;
+    const body = read?.json ?? (typeof result === 'string' ? result : JSON.stringify(result));
+    const etag = etagOf(read ? `version:${read.version}` : `body:${body}`);
+    response.setHeader('ETag', etag);
+    if (matchesAny(request.ifNoneMatch, etag)) await this.notModified(request, response, etag);
+    return body;
   }
 
   /** The 304 (thrown) with its ETag, the request's hit of the budget given back. */

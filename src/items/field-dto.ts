@@ -1,5 +1,10 @@
 import type { Type } from '@nestjs/common';
-import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
+import {
+  ApiProperty,
+  type ApiPropertyOptions,
+  getSchemaPath,
+  type SchemaObject,
+} from '@nestjs/swagger';
 import type { DtoValue, Field } from './fields';
 
 export type DtoValues<M extends Record<string, Field>> = { [K in keyof M]: DtoValue<M[K]> };
@@ -43,4 +48,27 @@ export function FieldDto<M extends Record<string, Field>>(fields: M): Type<DtoVa
     ApiProperty(fieldApiProperty(field))(Dto.prototype, name);
   }
   return Dto as Type<DtoValues<M>>;
+}
+
+/**
+ * The same DTO for a read with `fields` (items/field-selection.ts): the same properties, each
+ * present only when selected, but `id`, always present.
+ */
+export function SelectedFieldDto<M extends Record<string, Field>>(
+  fields: M,
+): Type<Partial<DtoValues<M>> & { id: string }> {
+  class Dto {}
+  for (const [name, field] of Object.entries(fields)) {
+    const schema = { ...fieldApiProperty(field), required: name === 'id' } as ApiPropertyOptions;
+    ApiProperty(schema)(Dto.prototype, name);
+  }
+  return Dto as Type<Partial<DtoValues<M>> & { id: string }>;
+}
+
+/**
+ * An item as a read returns it: whole, or with `fields` only the selected fields. Both schemas
+ * must be among the document's models (ApiExtraModels) where this is used.
+ */
+export function wholeOrSelected(whole: Type<unknown>, selected: Type<unknown>): SchemaObject {
+  return { anyOf: [{ $ref: getSchemaPath(whole) }, { $ref: getSchemaPath(selected) }] };
 }

@@ -9,6 +9,7 @@ import {
   type NullableTextField,
   type ScoreField,
   type TextField,
+  characterCount,
   isPossibleText,
 } from './fields';
 
@@ -33,8 +34,24 @@ export type AnyOfFilter = FilterBase<'anyOf', EnumField<string>>;
 export type AtLeastFilter = FilterBase<'atLeast', ScoreField>;
 /** Exactly this text, as the API serves it (case and accents included). */
 export type EqualsFilter = FilterBase<'equals', TextField | NullableTextField>;
+/**
+ * One or more domains, compared as people write them: case, one leading `www.` and a trailing dot
+ * aside (SQL function domain_key, migration 20261201000000_company_lookups), served by an index of
+ * the field's domain_key.
+ */
+export type DomainFilter = FilterBase<'domain', TextField>;
+/**
+ * A text contained in any of several text fields, case aside (`ILIKE`), every character matched
+ * as itself; served by a trigram index of the fields joined by a control character (which the
+ * text may not hold, so that no match straddles two fields).
+ */
+export interface ContainsFilter {
+  kind: 'contains';
+  fieldNames: string[];
+  fields: TextField[];
+}
 
-export type Filter = AnyOfFilter | AtLeastFilter | EqualsFilter;
+export type Filter = AnyOfFilter | AtLeastFilter | EqualsFilter | DomainFilter | ContainsFilter;
 export type Filters = Record<string, Filter>;
 
 /** The names of a field map's fields of one kind. */
@@ -57,7 +74,20 @@ export const equals = <M extends Record<string, Field>>(
   field: fields[name] as TextField | NullableTextField,
 });
 
-export type FilterValue<F extends Filter> = F extends AnyOfFilter
+export const anyDomain = <M extends Record<string, Field>>(
+  fields: M,
+  name: NamesOf<M, TextField>,
+): DomainFilter => ({ kind: 'domain', fieldName: name, field: fields[name] as TextField });
+export const contains = <M extends Record<string, Field>>(
+  fields: M,
+  names: NamesOf<M, TextField>[],
+): ContainsFilter => ({
+  kind: 'contains',
+  fieldNames: names,
+  fields: names.map((name) => fields[name] as TextField),
+});
+
+export type FilterValue<F extends Filter> = F extends AnyOfFilter | DomainFilter
   ? string[]
   : F extends AtLeastFilter
     ? number
@@ -71,6 +101,17 @@ class RefusedValue {
 
 // A score bound: a plain decimal number, as written by people (`70`, `87.5`); not `1e2` or `0x10`.
 const DECIMAL_NUMBER = /^\d+(?:\.\d+)?$/;
+
+// A domain as people write it: labels of letters (any script), digits, `-` and `_`, separated by
+// dots, perhaps a trailing dot. Not a URL, an address or a wildcard: `https://acme.com`, `a@b.c`.
+const DOMAIN = /^(?:[\p{L}\p{M}\p{N}_-]+\.)*[\p{L}\p{M}\p{N}_-]+\.?$/u;
+export const MAX_DOMAINS = 100;
+
+// The bounds of a `contains` text: three characters make the one trigram the index can look up.
+export const CONTAINS_MIN_LENGTH = 3;
+export const CONTAINS_MAX_LENGTH = 200;
+// Control characters: never typed in a search, and the separator of the searched fields.
+const CONTROL = /\p{Cc}/u;
 
 /** A query value of the filter (a string, or an array when the parameter was repeated), parsed. */
 export function parseFilter(name: string, filter: Filter, raw: unknown): unknown {
@@ -119,6 +160,37 @@ export function parseFilter(name: string, filter: Filter, raw: unknown): unknown
       }
       return value;
     }
+    case 'domain': {
+      const expected = `give one or more domains such as acme.com, comma-separated, at most ${MAX_DOMAINS}`;
+      const values = given.flatMap((value) => value.split(',')).map((value) => value.trim());
+      const invalid = values.find(
+        (value) => !DOMAIN.test(value) || !isPossibleText(value, filter.field.maxLength),
+      );
+      if (invalid !== undefined) {
+        return new RefusedValue(`${name} has an invalid value ${quote(invalid)}: ${expected}`);
+      }
+      if (values.length > MAX_DOMAINS) {
+        return new RefusedValue(`${name} has ${values.length} values: ${expected}`);
+      }
+      return [...new Set(values)];
+    }
+    case 'contains': {
+      if (given.length > 1) return new RefusedValue(`${name} must be given only once`);
+      const [value] = given;
+      const length = characterCount(value);
+      if (
+        length < CONTAINS_MIN_LENGTH ||
+        length > CONTAINS_MAX_LENGTH ||
+        !value.isWellFormed() ||
+        CONTROL.test(value)
+      ) {
+        return new RefusedValue(
+          `${name} has an invalid value ${quote(value)}: give a text of ` +
+            `${CONTAINS_MIN_LENGTH} to ${CONTAINS_MAX_LENGTH} characters, without control characters`,
+        );
+      }
+      return value;
+    }
   }
 }
 
@@ -160,6 +232,34 @@ function filterApiProperty(filter: Filter): ApiPropertyOptions {
           `Keeps the items whose \`${filter.fieldName}\` is exactly this text (case and ` +
           'accents included), given once. Default: no filter.',
       };
+    case 'domain':
+      return {
+        type: 'array',
+        items: { type: 'string', minLength: 1, maxLength: filter.field.maxLength },
+        maxItems: MAX_DOMAINS,
+        style: 'form',
+        explode: false,
+        description:
+          `Keeps the items whose \`${filter.fieldName}\` is one of these domains, ` +
+          `comma-separated (at most ${MAX_DOMAINS}), compared without case, without a leading ` +
+          '`www.` and without a trailing dot: `acme.com` finds `www.Acme.com.`. Letters, digits, ' +
+          '`-`, `_` and dots; not a URL. Default: no filter.',
+        example: ['acme.com'],
+      } as ApiPropertyOptions;
+    case 'contains': {
+      const names = filter.fieldNames.map((fieldName) => `\`${fieldName}\``).join(' or ');
+      return {
+        type: String,
+        minLength: CONTAINS_MIN_LENGTH,
+        maxLength: CONTAINS_MAX_LENGTH,
+        description:
+          `Keeps the items whose ${names} contains this text, case aside; every character ` +
+          'is matched as itself (`%`, `_` and `\\` included). ' +
+          `${CONTAINS_MIN_LENGTH} to ${CONTAINS_MAX_LENGTH} characters without control ` +
+          'characters, given once. Default: no filter.',
+        example: 'acme',
+      };
+    }
   }
 }
 
@@ -210,13 +310,19 @@ export function givenFilters(
  */
 export interface FilterSql {
   rows: string;
-  counts: string;
+  /** None for a filter that the counts do not know: `total` then counts the matching rows. */
+  counts?: string;
   partial?: string;
 }
 
 export function filterSql(filter: Filter, parameter: number): FilterSql {
-  const { column } = filter.field;
   const value = `$${parameter}`;
+  if (filter.kind === 'contains') {
+    // LIKE's `%`, `_` and its escape `\` in the text are escaped, so that each matches itself.
+    const escaped = `replace(replace(replace(${value}::text, '\\', '\\\\'), '%', '\\%'), '_', '\\_')`;
+    return { rows: `${containsText(filter)} ILIKE ('%' || ${escaped} || '%')` };
+  }
+  const { column } = filter.field;
   switch (filter.kind) {
     case 'anyOf': {
       const condition = `${column} = ANY(${value}::"${filter.field.type}"[])`;
@@ -233,5 +339,19 @@ export function filterSql(filter: Filter, parameter: number): FilterSql {
       const condition = `${column} = ${value}::text`;
       return { rows: condition, counts: condition };
     }
+    case 'domain':
+      // Each value through domain_key too, in SQL, so that both sides fold case alike.
+      return {
+        rows: `domain_key(${column}) = ANY(ARRAY(SELECT domain_key(value) FROM unnest(${value}::text[]) value))`,
+      };
   }
+}
+
+/**
+ * The text a `contains` filter searches: its fields joined by U+001F, which the searched text
+ * cannot hold, so that a match lies within one field. The trigram index is on this expression
+ * (migration 20261201000000_company_lookups), written alike.
+ */
+export function containsText(filter: ContainsFilter): string {
+  return `(${filter.fields.map((field) => field.column).join(" || E'\\x1f' || ")})`;
 }

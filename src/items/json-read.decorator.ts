@@ -8,7 +8,11 @@ import {
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequiresScopes, type Scope } from '../auth/scopes';
-import { ApiContractResponses, type ExtraResponses } from '../http/api-responses.decorator';
+import {
+  ApiContractResponses,
+  type ExtraResponses,
+  type JsonOk,
+} from '../http/api-responses.decorator';
 import { ConditionalReadInterceptor, VersionedRead } from './conditional-read.interceptor';
 
 /** What the OpenAPI document says of one read (its operation) and what it answers. */
@@ -18,8 +22,8 @@ export interface ReadOperation extends ExtraResponses {
   operationId: string;
   summary: string;
   description: string;
-  /** The 200's body, and what it is. */
-  ok: Type<unknown>;
+  /** The 200's body (a class, or a schema over classes), and what it is. */
+  ok: Type<unknown> | JsonOk;
   okDescription: string;
   /** The body comes with the version of the workspace's data: a cheap 304 (conditional-read). */
   versioned?: boolean;

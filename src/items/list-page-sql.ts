@@ -27,6 +27,9 @@ import { DATA_VERSION_SQL, itemJsonSql, type ItemSelect } from './item-sql';
  *   the matching rows are counted (the filter counts have no days), from that index alone.
  * - The filter index holds every filtered column, so a filtered page's ids come from it alone,
  *   and a `minIntentScore` bounds the range read, since the index starts with the score.
+ * - The lookups (`domain`, `q`: filters the counts do not know) find their rows from their own
+ *   indexes, once, then count and rank them (matchedPage below): their cost grows with the
+ *   matches, not with the workspace.
  *
  * Parameters: $1 workspace id, $2 since (timestamptz or null), $3 limit, $4 offset, then the
  * given filters' values in their declaration's order. Values are always bound, never spliced into
@@ -45,11 +48,31 @@ export interface ListPageSql extends ItemSelect {
 }
 
 export function listPageSql(list: ListPageSql, filters: FilterSql[] = []): string {
-  const { table, sinceColumn, countTable, countColumn } = list;
   const matching = [
-    `workspace_id = $1 AND ($2::timestamptz IS NULL OR ${sinceColumn} >= $2)`,
+    `workspace_id = $1 AND ($2::timestamptz IS NULL OR ${list.sinceColumn} >= $2)`,
     ...filters.map((filter) => filter.rows),
   ].join(' AND ');
+  const ranked = filters.some((filter) => filter.counts === undefined)
+    ? matchedPage(list.table, matching)
+    : countedPage(list, filters, matching);
+  return `WITH ${ranked}
+SELECT row_to_json(envelope)::text AS body, ${DATA_VERSION_SQL} AS version FROM (
+  SELECT
+    (SELECT n FROM total) AS total,
+    $3::integer AS "limit",
+    $4::bigint AS "offset",
+    coalesce(
+      (SELECT array_to_json(array_agg(${itemJsonSql(list, 'page.id')}
+          ORDER BY page.intent_score DESC, page.id))
+        FROM page),
+      '[]'
+    ) AS data
+) envelope`;
+}
+
+/** `total` from the counts, and the page's ids from the order index alone (see above). */
+function countedPage(list: ListPageSql, filters: FilterSql[], matching: string): string {
+  const { table, sinceColumn, countTable, countColumn } = list;
   // Skipping $4 rows from the top costs as much as skipping total - $4 - $3 from the bottom
   // costs the other way: a page in the lower half is read backwards from the end of the index.
   const fromTheTop = '2 * $4::bigint + $3 <= (SELECT n FROM total)';
@@ -63,7 +86,7 @@ export function listPageSql(list: ListPageSql, filters: FilterSql[] = []): strin
       WHERE $2::timestamptz IS NOT NULL AND workspace_id = $1
         AND ${sinceColumn} >= $2 AND ${sinceColumn} < count_day($2) + interval '24 hours')
   )::bigint AS n`;
-  return `WITH total AS (
+  return `total AS (
   ${total}
 ), page AS (
   -- The outer LIMIT changes no result: it tells the planner a page is small (the second branch's
@@ -80,19 +103,22 @@ export function listPageSql(list: ListPageSql, filters: FilterSql[] = []): strin
     LIMIT greatest(least($3, (SELECT n FROM total) - $4::bigint), 0)
     OFFSET greatest((SELECT n FROM total) - $4::bigint - $3, 0))
   ) both_ends LIMIT $3
-)
-SELECT row_to_json(envelope)::text AS body, ${DATA_VERSION_SQL} AS version FROM (
-  SELECT
-    (SELECT n FROM total) AS total,
-    $3::integer AS "limit",
-    $4::bigint AS "offset",
-    coalesce(
-      (SELECT array_to_json(array_agg(${itemJsonSql(list, 'page.id')}
-          ORDER BY page.intent_score DESC, page.id))
-        FROM page),
-      '[]'
-    ) AS data
-) envelope`;
+)`;
+}
+
+/**
+ * `total` and the page with a filter that the counts do not know (`domain`, `q`): the matching
+ * rows are found once, from that filter's index, then counted and ranked. Walking the order index
+ * instead would read every row of the workspace when few match; and the total counts them anyway.
+ */
+function matchedPage(table: string, matching: string): string {
+  return `matching AS MATERIALIZED (
+  SELECT id, intent_score FROM ${table} WHERE ${matching}
+), total AS (
+  SELECT count(*)::bigint AS n FROM matching
+), page AS (
+  SELECT id, intent_score FROM matching ORDER BY intent_score DESC, id LIMIT $3 OFFSET $4
+)`;
 }
 
 /** The `total` of a filtered list (see above): summed from the filter counts, or counted with `since`. */

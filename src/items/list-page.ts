@@ -1,43 +1,72 @@
 import type { Queryable } from '../database/queryable';
 import { jsonText, type VersionedJson } from '../http/json-text';
 import type { ListQueryDto } from '../http/list-query.dto';
+import type { FieldsQuery } from './fields-query';
 import { type BodyRoom, sizedSql } from './body-budget';
+import { RecentlyUsed } from '../common/recently-used';
+import { type Selection, selectionKey } from './field-selection';
 import { type Filters, filterSql, givenFilters } from './filters';
+import type { ItemSelect } from './item-sql';
 import { listPageSql, type ListPageSql } from './list-page-sql';
 
 /**
  * A list's statements (list-page-sql.ts): the unfiltered one, and one per combination of the
- * filters a request gives, each written once and kept (4 filters: at most 16 texts), so that the
- * planner sees only the conditions that apply.
+ * filters a request gives, each written once and kept (6 filters: at most 64 texts), so that the
+ * planner sees only the conditions that apply; with a selection of fields (field-selection.ts),
+ * the same with only the selected fields written, the KEPT_SELECTED used last kept.
  */
 export class ListStatements {
   /** The statement without filters: the benchmark's bare server and pgbench run it too. */
   readonly unfiltered: string;
-  private readonly texts = new Map<string, { plain: string; sized: string }>();
+  private readonly whole = new Map<string, ListTexts>();
+  private readonly selected = new RecentlyUsed<ListTexts>(KEPT_SELECTED);
 
   constructor(
-    private readonly select: ListPageSql,
+    private readonly tables: Omit<ListPageSql, keyof ItemSelect> & { table: string },
     readonly filters: Filters,
+    private readonly item: (selection?: Selection) => ItemSelect,
   ) {
-    this.unfiltered = listPageSql(select);
+    this.unfiltered = listPageSql({ ...tables, ...item() });
   }
 
   /**
-   * The statement for these filters (named in declaration order), plain and sized: the sized one
-   * returns the body only up to a cap, bytes or null for any size, bound after the filters.
+   * The statement for these filters (named in declaration order) and this selection (none: every
+   * field), plain and sized: the sized one returns the body only up to a cap, bytes or null for
+   * any size, bound after the filters.
    */
-  text(filterNames: string[]): { plain: string; sized: string } {
+  text(filterNames: string[], selection?: Selection): ListTexts {
     const key = filterNames.join(',');
-    let text = this.texts.get(key);
+    if (selection !== undefined) {
+      return this.selected.get(`${key}|${selectionKey(selection)}`, () =>
+        this.make(filterNames, selection),
+      );
+    }
+    let text = this.whole.get(key);
     if (text === undefined) {
-      const filters = filterNames.map((name, i) => filterSql(this.filters[name], 5 + i));
-      const plain = filters.length === 0 ? this.unfiltered : listPageSql(this.select, filters);
-      text = { plain, sized: sizedSql(plain, 'body', ['version'], 5 + filters.length) };
-      this.texts.set(key, text);
+      text = this.make(filterNames, undefined);
+      this.whole.set(key, text);
     }
     return text;
   }
+
+  private make(filterNames: string[], selection: Selection | undefined): ListTexts {
+    const filters = filterNames.map((name, i) => filterSql(this.filters[name], 5 + i));
+    const plain =
+      filters.length === 0 && selection === undefined
+        ? this.unfiltered
+        : listPageSql({ ...this.tables, ...this.item(selection) }, filters);
+    return { plain, sized: sizedSql(plain, 'body', ['version'], 5 + filters.length) };
+  }
 }
+
+/** A list statement's text, plain and sized (body-budget.ts). */
+interface ListTexts {
+  plain: string;
+  sized: string;
+}
+
+// A list's texts with a selection weigh about 7 KB (plain and sized); see field-selection.ts.
+const KEPT_SELECTED = 256;
 
 /**
  * Runs a list's statement for the query's filters: the response body as PostgreSQL wrote it,
@@ -47,12 +76,12 @@ export async function listPage<T>(
   database: Queryable,
   list: ListStatements,
   workspaceId: string,
-  query: ListQueryDto,
+  query: ListQueryDto & FieldsQuery,
   room: BodyRoom,
 ): Promise<VersionedJson<T>> {
-  const { since, limit, offset } = query;
+  const { since, limit, offset, fields } = query;
   const filters = givenFilters(list.filters, query as unknown as Record<string, unknown>);
-  const sql = list.text(filters.names);
+  const sql = list.text(filters.names, fields);
   const values = [workspaceId, since ?? null, limit, offset, ...filters.values];
   const row = await room.budget.read(
     room.key,

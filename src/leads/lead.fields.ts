@@ -1,3 +1,4 @@
+import { selectable } from '../items/field-selection';
 import { anyOf, atLeast, equals } from '../items/filters';
 import {
   dateTime,
@@ -74,3 +75,6 @@ export const LEAD_FILTERS = {
   minIntentScore: atLeast(LEAD_FIELDS, 'intentScore'),
   assignedToId: equals(LEAD_FIELDS, 'assignedToId'),
 };
+
+/** What a read's `fields` may name (items/field-selection.ts): a lead's fields. */
+export const LEAD_SELECTABLE = selectable(LEAD_FIELDS);

@@ -1,12 +1,14 @@
 import { Param, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Workspace, type AuthenticatedWorkspace } from '../auth/workspace.decorator';
-import { ChangesQueryDto } from '../changes/changes-query.dto';
-import { ChangeStreamQueryDto } from '../changes/change-stream-query.dto';
-import { StreamRead } from '../changes/stream-read.decorator';
+import { StreamRead } from '../changes/stream/stream-read.decorator';
 import { JsonRead, ReadController } from '../items/json-read.decorator';
 import { LeadListQueryDto } from './dto/lead-list-query.dto';
-import { NoQueryDto } from '../http/no-query.dto';
+import {
+  LeadChangeStreamQueryDto,
+  LeadChangesQueryDto,
+  LeadQueryDto,
+} from './dto/lead-read-queries.dto';
 import { GET_LEAD, LEAD_CHANGE_STREAM, LEAD_CHANGES, LIST_LEADS } from './leads.operations';
 import { LeadsService } from './leads.service';
 
@@ -22,7 +24,7 @@ export class LeadsController {
 
   // Declared before `:id`, which would otherwise take `changes` for an id.
   @JsonRead('changes', LEAD_CHANGES)
-  leadChanges(@Workspace() workspace: AuthenticatedWorkspace, @Query() query: ChangesQueryDto) {
+  leadChanges(@Workspace() workspace: AuthenticatedWorkspace, @Query() query: LeadChangesQueryDto) {
     return this.leads.changes(workspace.id, query);
   }
 
@@ -30,7 +32,7 @@ export class LeadsController {
   @StreamRead('changes/stream', LEAD_CHANGE_STREAM)
   leadChangeStream(
     @Workspace() workspace: AuthenticatedWorkspace,
-    @Query() query: ChangeStreamQueryDto,
+    @Query() query: LeadChangeStreamQueryDto,
     @Req() request: Request,
     @Res() response: Response,
   ) {
@@ -41,8 +43,8 @@ export class LeadsController {
   getLead(
     @Workspace() workspace: AuthenticatedWorkspace,
     @Param('id') id: string,
-    @Query() _query: NoQueryDto,
+    @Query() query: LeadQueryDto,
   ) {
-    return this.leads.get(workspace.id, id);
+    return this.leads.get(workspace.id, id, query.fields);
   }
 }

@@ -1,8 +1,9 @@
-import type { StreamOperation } from '../changes/stream-read.decorator';
+import { streamOperation } from '../changes/stream/stream-read.decorator';
 import type { ReadOperation } from '../items/json-read.decorator';
 import { LeadChangePageDto, LeadUpsertedDto } from './dto/lead-change-page.dto';
 import { LeadPageDto } from './dto/lead-page.dto';
-import { LeadDto } from './dto/lead.dto';
+import { LeadDto, SelectedLeadDto } from './dto/lead.dto';
+import { wholeOrSelected } from '../items/field-dto';
 
 /** The leads' reads as the OpenAPI document states them (LeadsController). */
 export const LIST_LEADS: ReadOperation = {
@@ -39,8 +40,8 @@ export const GET_LEAD: ReadOperation = {
   operationId: 'getLead',
   summary: 'Read one lead',
   description:
-    'The lead with this id, the same object as in the list. Takes no query parameter: any is a 400.',
-  ok: LeadDto,
+    'The lead with this id, the same object as in the list. Takes `fields` alone: any other query parameter is a 400.',
+  ok: { json: wholeOrSelected(LeadDto, SelectedLeadDto), models: [LeadDto, SelectedLeadDto] },
   okDescription: 'The lead.',
   scopes: ['leads:read'],
   notFound:
@@ -48,25 +49,9 @@ export const GET_LEAD: ReadOperation = {
     'the same response in both cases.',
 };
 
-export const LEAD_CHANGE_STREAM: StreamOperation = {
+export const LEAD_CHANGE_STREAM = streamOperation({
+  item: 'lead',
   operationId: 'leadChangeStream',
-  summary: 'The whole lead change feed in one request, as it is read',
-  description:
-    'The whole change feed in one response, as newline-delimited JSON: every change the pages ' +
-    "would return, in the same order, one per line (exactly the objects of the pages' `data`), " +
-    'a checkpoint line `{"cursor": ...}` after each batch (at most 1,000 changes apart), and a ' +
-    'last line `{"cursor": ..., "hasMore": ...}` once it ends normally: caught up (`false`), or ' +
-    'at its time bound (5 minutes by default) or the instance shutting down (`true`: continue ' +
-    'at once with its cursor). A stream without that last line was cut: resume from the last ' +
-    'checkpoint whose changes you applied. Without `cursor` it starts at the beginning, every ' +
-    "live item as an upsert; with one (a page's `nextCursor` or a stream's), after it. One " +
-    'request against the rate limit and one of the in-flight places while it runs; at most 2 ' +
-    'streams of a workspace at once per instance. Compressed (br, gzip) as `Accept-Encoding` ' +
-    'allows, flushed as it goes.',
   upserted: LeadUpsertedDto,
-  okDescription:
-    'Newline-delimited JSON (`application/x-ndjson`): each line one change, a checkpoint or the ' +
-    'last line.',
   scopes: ['leads:read', 'changes:read'],
-  perWorkspace: 2,
-};
+});

@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { ChangeCursors } from '../changes/change-cursor';
-import { ChangeStreams } from '../changes/change-streams';
+import { ChangeStreams } from '../changes/stream/change-streams';
 import { ResourceReads } from '../changes/resource-reads';
 import { Database } from '../database/database';
 import { BodyBudget } from '../items/body-budget';
 import type { LeadUpsertedDto } from './dto/lead-change-page.dto';
 import type { LeadListQueryDto } from './dto/lead-list-query.dto';
 import type { LeadDto } from './dto/lead.dto';
-import { LEAD_CHANGE_STREAM_SQL, LEAD_CHANGES_SQL, LEAD_LIST, LEAD_SQL } from './leads.sql';
+import { LEAD_LIST, LEAD_STATEMENTS } from './leads.sql';
 
 /** The leads' reads: a page, one lead with its company's name, a page of their feed. */
 @Injectable()
@@ -18,12 +18,7 @@ export class LeadsService extends ResourceReads<LeadDto, LeadListQueryDto, LeadU
     bodies: BodyBudget,
     streams: ChangeStreams,
   ) {
-    const statements = {
-      list: LEAD_LIST,
-      item: LEAD_SQL,
-      changes: LEAD_CHANGES_SQL,
-      stream: LEAD_CHANGE_STREAM_SQL,
-    };
+    const statements = { list: LEAD_LIST, selected: LEAD_STATEMENTS };
     super({ feed: 'leads', ...statements }, database, cursors, bodies, streams);
   }
 }

@@ -1,18 +1,12 @@
 import { Global, Module } from '@nestjs/common';
-import { type DestinationStream, destination, type Logger, pino } from 'pino';
+import { type DestinationStream, pino } from 'pino';
 import { Environment } from '../config/environment';
 import { AppLogger, ROOT_LOGGER } from './app-logger';
 import { loggerOptions } from './log-options';
-import { requestLog } from './request-log';
+import { stdoutLog } from './stdout-log';
 
 /** Where log lines are written: standard output; a test overrides it to read them. */
 export const LOG_DESTINATION = Symbol('LOG_DESTINATION');
-
-/**
- * The request log middleware (request-log.ts): the first of every request's (app.setup.ts), so
- * that whatever answers (the docs' files, a refusal before routing) has its line.
- */
-export const HTTP_LOGGER = Symbol('HTTP_LOGGER');
 
 /**
  * Structured JSON logs through pino: the request log and, once the app calls
@@ -26,21 +20,15 @@ export const HTTP_LOGGER = Symbol('HTTP_LOGGER');
 @Global()
 @Module({
   providers: [
-    // Synchronous writes: a line is never lost when the process exits right after it.
-    { provide: LOG_DESTINATION, useFactory: () => destination({ dest: 1, sync: true }) },
+    { provide: LOG_DESTINATION, useFactory: stdoutLog },
     {
       provide: ROOT_LOGGER,
       inject: [Environment, LOG_DESTINATION],
       useFactory: (environment: Environment, stream: DestinationStream) =>
         pino(loggerOptions(environment.LOG_LEVEL), stream),
     },
-    {
-      provide: HTTP_LOGGER,
-      inject: [ROOT_LOGGER],
-      useFactory: (logger: Logger) => requestLog(logger),
-    },
     AppLogger,
   ],
-  exports: [AppLogger, ROOT_LOGGER, HTTP_LOGGER],
+  exports: [AppLogger, ROOT_LOGGER],
 })
 export class LoggingModule {}

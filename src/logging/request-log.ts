@@ -1,14 +1,16 @@
 import { isSpanContextValid, trace } from '@opentelemetry/api';
 import { randomUUID } from 'node:crypto';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request } from 'express';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { refusalOf } from './refusal-reason';
 import { streamOf } from './stream-outcome';
 
 /**
  * The request log: one JSON line per request once its response is over (method, path as received,
- * status, duration, request id, workspace), at `error` for a 5xx.
+ * status, duration, request id, workspace), at `error` for a 5xx. A listener of the server ahead
+ * of every other (app.setup.ts), so that whatever answers has its line: Express, or a refusal
+ * before it (in-flight-on-arrival.ts).
  *
  * Not pino-http: per request it made two child loggers (one serialising the whole request at
  * once, for a `req.log` that only the error filter used) and three listeners; that was about a
@@ -16,22 +18,17 @@ import { streamOf } from './stream-outcome';
  * a request costs one listener and, at the end, one line. The error filter logs with the
  * request's id itself (requestIdOf).
  */
-export function requestLog(logger: Logger): RequestHandler {
-  return (request: Request, response: Response, next: NextFunction) => {
-    logWhenClosed(logger, request, response);
-    next();
-  };
+export function logRequests(server: Server, logger: Logger): void {
+  server.prependListener('request', (request: IncomingMessage, response: ServerResponse) =>
+    logWhenClosed(logger, request, response),
+  );
 }
 
 /** What the line reads of a request: Express's, or Node's for an answer made before Express. */
 type LoggedRequest = IncomingMessage & Partial<Pick<Request, 'originalUrl' | 'auth'>>;
 
 /** Writes the request's line once its response is over (or its client has gone). */
-export function logWhenClosed(
-  logger: Logger,
-  request: LoggedRequest,
-  response: ServerResponse,
-): void {
+function logWhenClosed(logger: Logger, request: LoggedRequest, response: ServerResponse): void {
   const startedAt = Date.now();
   // The request's trace when tracing is on: its span is the active one while it is handled.
   const traceId = activeTraceId();

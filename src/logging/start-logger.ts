@@ -1,7 +1,8 @@
-import { destination, type Level, type Logger, pino } from 'pino';
+import { type Level, type Logger, pino } from 'pino';
 import { StartupError } from '../common/startup-error';
 import { AppLogger } from './app-logger';
 import { loggerOptions } from './log-options';
+import { stdoutLog } from './stdout-log';
 
 const LEVELS: readonly string[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
 
@@ -42,6 +43,6 @@ export function createStartLogger(level = process.env.LOG_LEVEL): StartLogger {
   const chosen = (
     level && LEVELS.includes(level) ? level : level === 'silent' ? 'fatal' : 'info'
   ) as Level;
-  // Synchronous writes: the process exits right after the last line.
-  return new StartLogger(pino(loggerOptions(chosen), destination({ dest: 1, sync: true })));
+  // The process's one standard output (its last line is written at exit, after a failed start).
+  return new StartLogger(pino(loggerOptions(chosen), stdoutLog()));
 }

@@ -55,6 +55,13 @@ export function toJsonSchema(schema: unknown, document: OpenAPIObject): JsonSche
   if (typeof root.$ref === 'string' && Object.keys(root).length === 1) {
     root = defs[root.$ref.slice('#/$defs/'.length)] as JsonSchema;
   }
+  // A root that is one of several objects (an item whole, or with `fields` selected) says so too.
+  const objects = (root.anyOf as JsonSchema[] | undefined)?.every(
+    (branch) =>
+      typeof branch.$ref === 'string' &&
+      (defs[branch.$ref.slice('#/$defs/'.length)] as JsonSchema).type === 'object',
+  );
+  if (root.type === undefined && objects === true) root = { type: 'object', ...root };
   return Object.keys(defs).length > 0 ? { ...root, $defs: defs } : root;
 }
 

@@ -1,12 +1,13 @@
 import type { Type } from '@nestjs/common';
 import type { AuthenticatedWorkspace } from '../auth/workspace.decorator';
-import { ChangesQueryDto } from '../changes/changes-query.dto';
 import { COMPANY_CHANGES, GET_COMPANY, LIST_COMPANIES } from '../companies/companies.operations';
 import type { CompaniesService } from '../companies/companies.service';
 import { CompanyListQueryDto } from '../companies/dto/company-list-query.dto';
+import { CompanyChangesQueryDto, CompanyQueryDto } from '../companies/dto/company-read-queries.dto';
 import type { ReadOperation } from '../items/json-read.decorator';
 import { NoQueryDto } from '../http/no-query.dto';
 import { LeadListQueryDto } from '../leads/dto/lead-list-query.dto';
+import { LeadChangesQueryDto, LeadQueryDto } from '../leads/dto/lead-read-queries.dto';
 import { GET_LEAD, LEAD_CHANGES, LIST_LEADS } from '../leads/leads.operations';
 import type { LeadsService } from '../leads/leads.service';
 import { GET_ME } from '../me/me.operations';
@@ -76,18 +77,19 @@ export const TOOLS: ToolDefinition[] = [
     name: 'get_company',
     title: 'Read one company with its contacts',
     operation: GET_COMPANY,
-    query: NoQueryDto,
+    query: CompanyQueryDto,
     noun: 'company',
-    call: ({ companies }, workspace, id) => companies.get(workspace.id, id),
+    call: ({ companies }, workspace, id, query: CompanyQueryDto) =>
+      companies.get(workspace.id, id, query.fields),
   },
   {
     name: 'list_company_changes',
     title: 'Follow the changes to the companies',
     operation: COMPANY_CHANGES,
-    query: ChangesQueryDto,
+    query: CompanyChangesQueryDto,
     limit: FEED_LIMIT,
     noun: 'company changes',
-    call: ({ companies }, workspace, _id, query: ChangesQueryDto) =>
+    call: ({ companies }, workspace, _id, query: CompanyChangesQueryDto) =>
       companies.changes(workspace.id, query),
   },
   {
@@ -103,18 +105,20 @@ export const TOOLS: ToolDefinition[] = [
     name: 'get_lead',
     title: 'Read one lead',
     operation: GET_LEAD,
-    query: NoQueryDto,
+    query: LeadQueryDto,
     noun: 'lead',
-    call: ({ leads }, workspace, id) => leads.get(workspace.id, id),
+    call: ({ leads }, workspace, id, query: LeadQueryDto) =>
+      leads.get(workspace.id, id, query.fields),
   },
   {
     name: 'list_lead_changes',
     title: 'Follow the changes to the leads',
     operation: LEAD_CHANGES,
-    query: ChangesQueryDto,
+    query: LeadChangesQueryDto,
     limit: FEED_LIMIT,
     noun: 'lead changes',
-    call: ({ leads }, workspace, _id, query: ChangesQueryDto) => leads.changes(workspace.id, query),
+    call: ({ leads }, workspace, _id, query: LeadChangesQueryDto) =>
+      leads.changes(workspace.id, query),
   },
 ];
 

@@ -8,13 +8,8 @@ import {
 } from '../database/database-errors';
 import { markRefusal } from '../logging/refusal-reason';
 import { Registry } from 'prom-client';
-import {
-  ApiMetrics,
-  METRIC_PREFIX,
-  registerProcessMetrics,
-  routeOf,
-  UNMATCHED_ROUTE,
-} from './api-metrics';
+import { ApiMetrics, routeOf, UNMATCHED_ROUTE } from './api-metrics';
+import { METRIC_PREFIX, registerProcessMetrics } from './process-metrics';
 
 /** A request as Express leaves it once routed (`route`), and its response with a status. */
 function exchange(status: number, route?: string, headers: Record<string, string> = {}) {

@@ -1,16 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool } from 'pg';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { ChangeStreams } from '../changes/change-streams';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ChangeStreams } from '../changes/stream/change-streams';
 import type { FairQueue } from '../database/fair-queue';
 import { RETRY_AFTER_SATURATED_SECONDS } from '../database/database-errors';
 import { LARGE_BODIES_HEAP_BYTES } from '../items/body-budget';
-import { containerMemoryLimit } from './memory-limit';
-import { scrapeReading } from './scrape-reading';
 import { refusalOf } from '../logging/refusal-reason';
-
-/** Every metric's name starts with it, prom-client's default ones included. */
-export const METRIC_PREFIX = 'visitor_api_';
+import { METRIC_PREFIX, registerProcessMetrics, registerReadingGauges } from './process-metrics';
 
 /** The route label of a request that matched no route: one value, whatever its path. */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -50,64 +46,6 @@ export interface CapacitySources {
   feedHoldBackSeconds?: () => Promise<number>;
   /** The shared rate-limit store's failures (each request that counted locally instead). */
   rateLimitStore?: { observer?: { failed: () => void } };
-}
-
-/**
- * prom-client's default metrics (event-loop lag, heap, GC, CPU, memory, file descriptors, all
- * computed at scrape time), and the container's memory limit when it has one: what an alert
- * compares the resident memory with. The server's and the webhook worker's.
- */
-export function registerProcessMetrics(
-  registry: Registry,
-  limit: number | undefined = containerMemoryLimit(),
-): void {
-  collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
-  if (limit === undefined) return;
-  new Gauge({
-    name: `${METRIC_PREFIX}container_memory_limit_bytes`,
-    help: "The memory limit of the process's container (cgroup); absent when it has none",
-    registers: [registry],
-  }).set(limit);
-}
-
-/** A gauge of what a scrape's database reading holds. */
-export interface ReadingGauge<T> {
-  name: string;
-  help: string;
-  value: (reading: T) => number;
-}
-
-/**
- * `database_up` and gauges of one database reading per scrape (scrape-reading.ts): up when it
- * answered within 2 s; each gauge keeps its last value while it does not. The server's reading
- * (the feeds' hold-back) and the webhook worker's (its backlog).
- */
-export function registerReadingGauges<T>(
-  registry: Registry,
-  read: () => Promise<T>,
-  upHelp: string,
-  gauges: ReadingGauge<T>[],
-): void {
-  const scraped = scrapeReading(read);
-  new Gauge({
-    name: `${METRIC_PREFIX}database_up`,
-    help: upHelp,
-    registers: [registry],
-    async collect() {
-      this.set((await scraped()) === undefined ? 0 : 1);
-    },
-  });
-  for (const { name, help, value } of gauges) {
-    new Gauge({
-      name: `${METRIC_PREFIX}${name}`,
-      help: `${help}; the last value read while the database is unreachable`,
-      registers: [registry],
-      async collect() {
-        const reading = await scraped();
-        if (reading !== undefined) this.set(value(reading));
-      },
-    });
-  }
 }
 
 /** What Express and the key guard add to the request by the time its response is finished. */
@@ -207,7 +145,40 @@ export class ApiMetrics {
     rateLimitStore,
   }: CapacitySources) {
     registerProcessMetrics(this.registry);
-    // Read from the pools when scraped: no timer, nothing per request.
+    this.registerPoolGauges(pools, fairQueue);
+    this.registerGauge(
+      'requests_in_flight',
+      'Authenticated requests in progress, every workspace together',
+      requestsInFlight,
+    );
+    fairQueue.observer = { waited: (ms) => this.queueWait.observe(ms / 1000) };
+    if (feedHoldBackSeconds !== undefined) this.registerFeedHoldBack(feedHoldBackSeconds);
+    if (rateLimitStore !== undefined) this.countRateLimitStoreFailures(rateLimitStore);
+    if (largeBodiesHeapBytes !== undefined) {
+      this.registerGauge(
+        'large_bodies_heap_bytes',
+        'Heap reserved for response bodies over 1 MiB: at most ' +
+          `${LARGE_BODIES_HEAP_BYTES} bytes, or one larger body alone`,
+        largeBodiesHeapBytes,
+      );
+    }
+    if (changeStreams !== undefined) this.observeChangeStreams(changeStreams);
+  }
+
+  /** A gauge read when scraped: no timer, nothing per request. */
+  private registerGauge(name: string, help: string, read: () => number): void {
+    new Gauge({
+      name: `${METRIC_PREFIX}${name}`,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  }
+
+  /** The pools' connections and waiting statements, by pool, and the fair queue's seats. */
+  private registerPoolGauges(pools: Record<string, Pool>, fairQueue: FairQueue): void {
     const poolGauges = [
       [
         'connections',
@@ -232,82 +203,59 @@ export class ApiMetrics {
         },
       });
     }
-    const gauges = [
-      ['queue_waiting', 'Statements waiting in the fair queue', () => fairQueue.waiting],
-      ['queue_busy', 'Seats of the fair queue taken by running statements', () => fairQueue.busy],
-    ] as const;
-    for (const [name, help, read] of gauges) {
-      new Gauge({
-        name: `${METRIC_PREFIX}db_pool_${name}`,
-        help,
-        registers: [this.registry],
-        collect() {
-          this.set(read());
+    this.registerGauge(
+      'db_pool_queue_waiting',
+      'Statements waiting in the fair queue',
+      () => fairQueue.waiting,
+    );
+    this.registerGauge(
+      'db_pool_queue_busy',
+      'Seats of the fair queue taken by running statements',
+      () => fairQueue.busy,
+    );
+  }
+
+  /** `database_up` and the feeds' hold-back, from one statement per scrape. */
+  private registerFeedHoldBack(feedHoldBackSeconds: () => Promise<number>): void {
+    registerReadingGauges(
+      this.registry,
+      feedHoldBackSeconds,
+      'Whether the primary answered a statement within 2 s at this scrape (1) or not (0)',
+      [
+        {
+          name: 'change_feed_held_back_seconds',
+          help:
+            'How long one running transaction has held back the change feeds, as seen at the ' +
+            'scrapes (0 when none does)',
+          value: (seconds) => seconds,
         },
-      });
-    }
-    new Gauge({
-      name: `${METRIC_PREFIX}requests_in_flight`,
-      help: 'Authenticated requests in progress, every workspace together',
+      ],
+    );
+  }
+
+  private countRateLimitStoreFailures(store: NonNullable<CapacitySources['rateLimitStore']>): void {
+    const failures = new Counter({
+      name: `${METRIC_PREFIX}rate_limit_store_failures_total`,
+      help: 'Requests counted by this instance alone because the shared store (Redis) failed',
       registers: [this.registry],
-      collect() {
-        this.set(requestsInFlight());
-      },
     });
-    fairQueue.observer = { waited: (ms) => this.queueWait.observe(ms / 1000) };
-    if (feedHoldBackSeconds !== undefined) {
-      registerReadingGauges(
-        this.registry,
-        feedHoldBackSeconds,
-        'Whether the primary answered a statement within 2 s at this scrape (1) or not (0)',
-        [
-          {
-            name: 'change_feed_held_back_seconds',
-            help:
-              'How long one running transaction has held back the change feeds, as seen at the ' +
-              'scrapes (0 when none does)',
-            value: (seconds) => seconds,
-          },
-        ],
-      );
-    }
-    if (rateLimitStore !== undefined) {
-      const failures = new Counter({
-        name: `${METRIC_PREFIX}rate_limit_store_failures_total`,
-        help: 'Requests counted by this instance alone because the shared store (Redis) failed',
-        registers: [this.registry],
-      });
-      rateLimitStore.observer = { failed: () => failures.inc() };
-    }
-    if (largeBodiesHeapBytes !== undefined) {
-      new Gauge({
-        name: `${METRIC_PREFIX}large_bodies_heap_bytes`,
-        help:
-          'Heap reserved for response bodies over 1 MiB: at most ' +
-          `${LARGE_BODIES_HEAP_BYTES} bytes, or one larger body alone`,
-        registers: [this.registry],
-        collect() {
-          this.set(largeBodiesHeapBytes());
-        },
-      });
-    }
-    if (changeStreams !== undefined) {
-      new Gauge({
-        name: `${METRIC_PREFIX}change_streams_running`,
-        help: 'Change streams running, every workspace together',
-        registers: [this.registry],
-        collect() {
-          this.set(changeStreams.running);
-        },
-      });
-      changeStreams.observer = {
-        sent: (changes, bytes) => {
-          this.streamChanges.inc(changes);
-          this.streamBytes.inc(bytes);
-        },
-        ended: (reason) => this.streamsEnded.inc({ reason }),
-      };
-    }
+    store.observer = { failed: () => failures.inc() };
+  }
+
+  /** How many streams run (read when scraped), and what they send and how they end (told). */
+  private observeChangeStreams(changeStreams: NonNullable<CapacitySources['changeStreams']>): void {
+    this.registerGauge(
+      'change_streams_running',
+      'Change streams running, every workspace together',
+      () => changeStreams.running,
+    );
+    changeStreams.observer = {
+      sent: (changes, bytes) => {
+        this.streamChanges.inc(changes);
+        this.streamBytes.inc(bytes);
+      },
+      ended: (reason) => this.streamsEnded.inc({ reason }),
+    };
   }
 
   /** Counts one answered request; `seconds` is from its arrival to the end of its response. */

@@ -2,7 +2,7 @@ import { Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Server } from 'node:http';
 import { InjectThrottlerStorage, ThrottlerStorage } from '@nestjs/throttler';
-import { ChangeStreams } from '../changes/change-streams';
+import { ChangeStreams } from '../changes/stream/change-streams';
 import { FeedHoldBack } from '../changes/feed-hold-back';
 import { Clock } from '../common/clock';
 import { FailOpenThrottlerStorage } from '../rate-limit/fail-open-throttler.storage';

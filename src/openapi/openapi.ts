@@ -84,7 +84,7 @@ const DOCS_ASSETS = new Set([
 /**
  * In front of SwaggerModule's routes and static files under `/docs`: the page at `/docs`, its
  * assets, and nothing else (the 404 envelope). `/docs/` is redirected to `/docs` (308), where the
- * page's relative asset paths resolve; as Swagger serves it, it was a blank page.
+ * page's relative asset paths resolve; as Swagger serves it, it is a blank page.
  */
 function serveOnlyThePage(request: Request, response: Response, next: NextFunction): void {
   const [path, query = ''] = request.originalUrl.split(/(?=\?)/, 2);

@@ -114,6 +114,143 @@ SELECT version, CASE WHEN $9::bigint IS NULL OR octet_length(body) <= $9::bigint
   octet_length(body) AS bytes
 FROM sized;
 
+-- COMPANY_PAGE_SQL, domain (src/companies/companies.sql.ts)
+-- GET /v1/companies?domain=: $5 the domains (text[]), $6 the largest body. With `domain` or `q`, the matching rows are found from their index, then counted and ranked.
+WITH sized AS MATERIALIZED (
+WITH matching AS MATERIALIZED (
+  SELECT id, intent_score FROM companies WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR last_seen >= $2) AND domain_key(domain) = ANY(ARRAY(SELECT domain_key(value) FROM unnest($5::text[]) value))
+), total AS (
+  SELECT count(*)::bigint AS n FROM matching
+), page AS (
+  SELECT id, intent_score FROM matching ORDER BY intent_score DESC, id LIMIT $3 OFFSET $4
+)
+SELECT row_to_json(envelope)::text AS body, ((SELECT coalesce(max(writes), 0) FROM workspace_write_counts
+    WHERE workspace_id = $1)
+  + (SELECT count(*) FROM workspace_writes WHERE workspace_id = $1))::text AS version FROM (
+  SELECT
+    (SELECT n FROM total) AS total,
+    $3::integer AS "limit",
+    $4::bigint AS "offset",
+    coalesce(
+      (SELECT array_to_json(array_agg((SELECT row_to_json(item) FROM companies row 
+    CROSS JOIN LATERAL (SELECT row.id AS "id", row.name AS "name", row.domain AS "domain", row.industry AS "industry", row.size AS "size", row.country AS "country", row.city AS "city", row.revenue AS "revenue", row.siren AS "siren", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.icp_score AS "icpScore", row.commercial_score AS "commercialScore", row.crm_status AS "crmStatus", row.visits_count AS "visitsCount", to_char(row.first_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "firstSeen", to_char(row.last_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "lastSeen",
+    coalesce(
+      (SELECT array_to_json(array_agg(contact ORDER BY contact.seniority, contact.name, contact.id))
+        FROM (SELECT contact_row.id AS "id", contact_row.name AS "name", contact_row.job_title AS "jobTitle", contact_row.email AS "email", contact_row.phone AS "phone", contact_row.linkedin AS "linkedin", contact_row.seniority AS "seniority"
+          FROM contacts contact_row
+          WHERE contact_row.company_id = row.id AND contact_row.workspace_id = row.workspace_id
+        ) contact),
+      '[]'
+    ) AS contacts) item
+    WHERE row.workspace_id = $1 AND row.id = page.id)
+          ORDER BY page.intent_score DESC, page.id))
+        FROM page),
+      '[]'
+    ) AS data
+) envelope
+)
+SELECT version, CASE WHEN $6::bigint IS NULL OR octet_length(body) <= $6::bigint
+    THEN body END AS body,
+  octet_length(body) AS bytes
+FROM sized;
+
+-- COMPANY_PAGE_SQL, q (src/companies/companies.sql.ts)
+-- GET /v1/companies?q=: $5 the text, $6 the largest body.
+WITH sized AS MATERIALIZED (
+WITH matching AS MATERIALIZED (
+  SELECT id, intent_score FROM companies WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR last_seen >= $2) AND (name || E'\x1f' || domain) ILIKE ('%' || replace(replace(replace($5::text, '\', '\\'), '%', '\%'), '_', '\_') || '%')
+), total AS (
+  SELECT count(*)::bigint AS n FROM matching
+), page AS (
+  SELECT id, intent_score FROM matching ORDER BY intent_score DESC, id LIMIT $3 OFFSET $4
+)
+SELECT row_to_json(envelope)::text AS body, ((SELECT coalesce(max(writes), 0) FROM workspace_write_counts
+    WHERE workspace_id = $1)
+  + (SELECT count(*) FROM workspace_writes WHERE workspace_id = $1))::text AS version FROM (
+  SELECT
+    (SELECT n FROM total) AS total,
+    $3::integer AS "limit",
+    $4::bigint AS "offset",
+    coalesce(
+      (SELECT array_to_json(array_agg((SELECT row_to_json(item) FROM companies row 
+    CROSS JOIN LATERAL (SELECT row.id AS "id", row.name AS "name", row.domain AS "domain", row.industry AS "industry", row.size AS "size", row.country AS "country", row.city AS "city", row.revenue AS "revenue", row.siren AS "siren", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.icp_score AS "icpScore", row.commercial_score AS "commercialScore", row.crm_status AS "crmStatus", row.visits_count AS "visitsCount", to_char(row.first_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "firstSeen", to_char(row.last_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "lastSeen",
+    coalesce(
+      (SELECT array_to_json(array_agg(contact ORDER BY contact.seniority, contact.name, contact.id))
+        FROM (SELECT contact_row.id AS "id", contact_row.name AS "name", contact_row.job_title AS "jobTitle", contact_row.email AS "email", contact_row.phone AS "phone", contact_row.linkedin AS "linkedin", contact_row.seniority AS "seniority"
+          FROM contacts contact_row
+          WHERE contact_row.company_id = row.id AND contact_row.workspace_id = row.workspace_id
+        ) contact),
+      '[]'
+    ) AS contacts) item
+    WHERE row.workspace_id = $1 AND row.id = page.id)
+          ORDER BY page.intent_score DESC, page.id))
+        FROM page),
+      '[]'
+    ) AS data
+) envelope
+)
+SELECT version, CASE WHEN $6::bigint IS NULL OR octet_length(body) <= $6::bigint
+    THEN body END AS body,
+  octet_length(body) AS bytes
+FROM sized;
+
+-- COMPANY_PAGE_SQL, fields (src/companies/companies.sql.ts)
+-- GET /v1/companies?fields=name,domain,contacts.email (items/field-selection.ts): only the selected fields are written, the contacts each with its id and e-mail, in their order. Every read with `fields` writes its items so.
+WITH sized AS MATERIALIZED (
+WITH total AS (
+  SELECT (
+    (SELECT coalesce(sum(companies), 0) FROM company_day_counts
+      WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR day > count_day($2)))
+    + (SELECT count(*) FROM companies
+      WHERE $2::timestamptz IS NOT NULL AND workspace_id = $1
+        AND last_seen >= $2 AND last_seen < count_day($2) + interval '24 hours')
+  )::bigint AS n
+), page AS (
+  -- The outer LIMIT changes no result: it tells the planner a page is small (the second branch's
+  -- own LIMIT is only known when it runs), so the page's rows are fetched by id, not hashed.
+  SELECT * FROM (
+  (SELECT id, intent_score FROM companies
+    WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR last_seen >= $2) AND 2 * $4::bigint + $3 <= (SELECT n FROM total)
+    ORDER BY intent_score DESC, id
+    LIMIT $3 OFFSET $4)
+  UNION ALL
+  (SELECT id, intent_score FROM companies
+    WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR last_seen >= $2) AND NOT (2 * $4::bigint + $3 <= (SELECT n FROM total))
+    ORDER BY intent_score, id DESC
+    LIMIT greatest(least($3, (SELECT n FROM total) - $4::bigint), 0)
+    OFFSET greatest((SELECT n FROM total) - $4::bigint - $3, 0))
+  ) both_ends LIMIT $3
+)
+SELECT row_to_json(envelope)::text AS body, ((SELECT coalesce(max(writes), 0) FROM workspace_write_counts
+    WHERE workspace_id = $1)
+  + (SELECT count(*) FROM workspace_writes WHERE workspace_id = $1))::text AS version FROM (
+  SELECT
+    (SELECT n FROM total) AS total,
+    $3::integer AS "limit",
+    $4::bigint AS "offset",
+    coalesce(
+      (SELECT array_to_json(array_agg((SELECT row_to_json(item) FROM companies row 
+    CROSS JOIN LATERAL (SELECT row.id AS "id", row.name AS "name", row.domain AS "domain",
+    coalesce(
+      (SELECT array_to_json(array_agg(
+          (SELECT row_to_json(contact) FROM (SELECT contact_row.id AS "id", contact_row.email AS "email") contact)
+          ORDER BY contact_row.seniority, contact_row.name, contact_row.id))
+        FROM contacts contact_row
+        WHERE contact_row.company_id = row.id AND contact_row.workspace_id = row.workspace_id),
+      '[]'
+    ) AS contacts) item
+    WHERE row.workspace_id = $1 AND row.id = page.id)
+          ORDER BY page.intent_score DESC, page.id))
+        FROM page),
+      '[]'
+    ) AS data
+) envelope
+)
+SELECT version, CASE WHEN $5::bigint IS NULL OR octet_length(body) <= $5::bigint
+    THEN body END AS body,
+  octet_length(body) AS bytes
+FROM sized;
+
 -- COMPANY_SQL (src/companies/companies.sql.ts)
 -- GET /v1/companies/{id}. $1 workspace, $2 id.
 SELECT body, version FROM (SELECT (SELECT row_to_json(item) FROM companies row 

@@ -6,8 +6,16 @@ import {
   COMPANY_SQL,
 } from '../companies/companies.sql';
 import { sizedFeedSql } from '../changes/change-feed';
+import { COMPANY_SELECTABLE } from '../companies/company.fields';
+import { parseFields, type Selection } from '../items/field-selection';
 import { DATA_VERSION_STATEMENT } from '../items/item-sql';
 import { LEAD_CHANGE_STREAM_SQL, LEAD_CHANGES_SQL, LEAD_LIST, LEAD_SQL } from '../leads/leads.sql';
+
+// The filters that the counts know (list-page-sql.ts); `domain` and `q` have statements of their own.
+const COUNTED_COMPANY_FILTERS = ['intentLevel', 'crmStatus', 'minIntentScore', 'country'];
+
+// A selection (`fields`) as a sync asks it: a few fields, and the contacts by field.
+const SELECTION = parseFields(COMPANY_SELECTABLE, 'name,domain,contacts.email') as Selection;
 
 /** A statement of the serving path, as its module exports it. */
 interface ServingQuery {
@@ -63,7 +71,30 @@ export const SERVING_QUERIES: Record<string, ServingQuery[]> = {
         "GET /v1/companies with every filter (items/filters.ts): the same, the filters' values " +
         "bound from $5 in their declaration's order, the largest body after them. Fewer filters " +
         'drop their conditions and parameters.',
-      sql: COMPANY_LIST.text(Object.keys(COMPANY_LIST.filters)).sized,
+      sql: COMPANY_LIST.text(COUNTED_COMPANY_FILTERS).sized,
+    },
+    {
+      name: 'COMPANY_PAGE_SQL, domain',
+      source: 'src/companies/companies.sql.ts',
+      what:
+        'GET /v1/companies?domain=: $5 the domains (text[]), $6 the largest body. With `domain` or ' +
+        '`q`, the matching rows are found from their index, then counted and ranked.',
+      sql: COMPANY_LIST.text(['domain']).sized,
+    },
+    {
+      name: 'COMPANY_PAGE_SQL, q',
+      source: 'src/companies/companies.sql.ts',
+      what: 'GET /v1/companies?q=: $5 the text, $6 the largest body.',
+      sql: COMPANY_LIST.text(['q']).sized,
+    },
+    {
+      name: 'COMPANY_PAGE_SQL, fields',
+      source: 'src/companies/companies.sql.ts',
+      what:
+        'GET /v1/companies?fields=name,domain,contacts.email (items/field-selection.ts): only the ' +
+        'selected fields are written, the contacts each with its id and e-mail, in their order. ' +
+        'Every read with `fields` writes its items so.',
+      sql: COMPANY_LIST.text([], SELECTION).sized,
     },
     {
       name: 'COMPANY_SQL',

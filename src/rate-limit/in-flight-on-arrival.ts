@@ -1,7 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Logger } from 'pino';
 import { announceKeyExpiration } from '../auth/api-key.guard';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { KeyedRoutes } from '../auth/keyed-routes';
@@ -11,11 +10,8 @@ import { errorEnvelope } from '../http/all-exceptions.filter';
 import { InFlightLimitException } from '../http/refusals';
 import { setCommonHeaders } from '../http/response-headers';
 import { setApiSecurityHeaders } from '../http/security-headers';
-import { ROOT_LOGGER } from '../logging/app-logger';
 import { markRefusal } from '../logging/refusal-reason';
-import { logWhenClosed } from '../logging/request-log';
 import { InFlightLimiter } from './in-flight-limiter';
-import { countInFlight, refusalHeaders } from './in-flight.guard';
 import { RefusalTurns } from './refusal-turns';
 
 type Listener = (request: IncomingMessage, response: ServerResponse) => void;
@@ -31,7 +27,7 @@ type Listener = (request: IncomingMessage, response: ServerResponse) => void;
  * without a statement, where counted after the check all 300 would query their key first, and
  * another workspace's key check would wait behind them.
  *
- * The refusal is answered from the server's first request listener, before Express, Nest's router,
+ * The refusal is answered from a request listener of the server, before Express, Nest's router,
  * guards and filter: the same status, envelope, headers and log line as InFlightGuard's, for a
  * fraction of the CPU (docs/benchmarks.md, "Fair share": a burst's refusals are most of its
  * requests).
@@ -46,7 +42,6 @@ export class InFlightOnArrival {
     private readonly recent: RecentKeys,
     private readonly limiter: InFlightLimiter,
     private readonly clock: Clock,
-    @Inject(ROOT_LOGGER) private readonly logger: Logger,
   ) {}
 
   /** Puts the count at arrival in front of the server's request listeners (the application). */
@@ -74,11 +69,11 @@ export class InFlightOnArrival {
     if (auth === undefined) return false;
     // Express's request and response are these same objects, extended once they reach it.
     const expressRequest = request as Request;
-    if (countInFlight(this.limiter, auth.workspace.id, expressRequest, response as Response)) {
+    if (this.limiter.countRequest(auth.workspace.id, expressRequest, response as Response)) {
       return false;
     }
+    // For the request's log line (request-log.ts), which its workspace is in.
     expressRequest.auth = auth;
-    logWhenClosed(this.logger, expressRequest, response);
     // The refusal waits its turn behind the requests being served (refusal-turns.ts).
     void this.turns.next().then(() => this.refuse(expressRequest, response));
     return true;
@@ -89,9 +84,8 @@ export class InFlightOnArrival {
     // What the application's middleware and filter set on this 429 (app.setup.ts, InFlightGuard).
     setApiSecurityHeaders(response);
     setCommonHeaders(request, response);
-    response.setHeader('Vary', 'Accept-Encoding');
     if (request.auth) announceKeyExpiration(response, request.auth);
-    refusalHeaders(response, this.limiter.limit);
+    this.limiter.setRefusalHeaders(response);
     markRefusal(response, 'in_flight_limit');
     const refusal = new InFlightLimitException(this.limiter.limit);
     const body = JSON.stringify(

@@ -1,51 +1,46 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
-import {
-  ThrottlerGuard,
-  type ThrottlerLimitDetail,
-  type ThrottlerRequest,
-} from '@nestjs/throttler';
-
+import { ThrottlerGuard, type ThrottlerLimitDetail } from '@nestjs/throttler';
+import { THROTTLER_SKIP } from '@nestjs/throttler/dist/throttler.constants';
 import type { Request, Response } from 'express';
+import { perRoute } from '../common/per-route';
 import { setRateLimitHeaders } from '../http/rate-limit-headers';
 import { rateLimitKey } from './rate-limit-refund';
 
 /**
- * The per-key rate limit: @nestjs/throttler's guard, tracking the API key (set by the key guard,
- * which runs first) rather than the address, with one budget per key across all routes.
+ * The per-key rate limit: @nestjs/throttler's guard, its storage and exception, counting the API
+ * key (set by the key guard, which runs first) rather than the address, with one budget per key
+ * across all routes, and this service's headers (setRateLimitHeaders: the contract's
+ * X-RateLimit-* and the IETF draft's) rather than its own X-RateLimit-* alone.
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
-  protected override shouldSkip(context: ExecutionContext): Promise<boolean> {
-    // Routes without a key (none in v1 but the error paths) are limited by the key guard instead.
-    return Promise.resolve(!context.switchToHttp().getRequest<Request>().auth);
-  }
-
-  protected override getTracker(request: Request): Promise<string> {
-    return Promise.resolve(request.auth?.keyId ?? '');
-  }
-
-  protected override generateKey(_context: ExecutionContext, tracker: string): string {
-    return rateLimitKey(tracker);
-  }
+  /** A route's @SkipThrottle(), read once per route. */
+  private readonly skipped = perRoute(
+    (handler, controller) =>
+      this.reflector.getAllAndOverride<boolean | undefined>(`${THROTTLER_SKIP}default`, [
+        handler,
+        controller,
+      ]) === true,
+  );
 
   /**
-   * The stock guard's count, with this service's headers (setRateLimitHeaders: the contract's
-   * X-RateLimit-* and the IETF draft's) rather than its own X-RateLimit-* alone.
+   * The stock guard's count for the module's one throttler (app.module.ts: a limit and a window,
+   * numbers), where the stock canActivate reads six metadata and awaits three values per request
+   * to allow for @Throttle() overrides, which no route of this service has.
    */
-  protected override async handleRequest(request: ThrottlerRequest): Promise<boolean> {
-    const { context, limit, ttl, throttler, blockDuration, getTracker, generateKey } = request;
-    const { req, res } = this.getRequestResponse(context);
-    const tracker = await getTracker(req, context);
-    const key = generateKey(context, tracker, throttler.name ?? 'default');
-    const counted = await this.storageService.increment(
-      key,
-      ttl,
-      limit,
-      blockDuration,
-      throttler.name ?? 'default',
-    );
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<Request>();
+    // Routes without a key (the public ones, and the error paths) are limited by the key guard.
+    const keyId = request.auth?.keyId;
+    if (keyId === undefined || this.skipped(context)) return true;
+    const { limit, ttl, name = 'default' } = this.throttlers[0];
+    if (typeof limit !== 'number' || typeof ttl !== 'number') {
+      throw new Error('The rate limit is configured with numbers (app.module.ts)');
+    }
+    const key = rateLimitKey(keyId);
+    const counted = await this.storageService.increment(key, ttl, limit, ttl, name);
     if (counted.isBlocked) {
-      await this.throwThrottlingException(context, { limit, ttl, key, tracker, ...counted });
+      await this.throwThrottlingException(context, { limit, ttl, key, tracker: keyId, ...counted });
     }
     const state = {
       limit,
@@ -53,8 +48,8 @@ export class RateLimitGuard extends ThrottlerGuard {
       resetSeconds: counted.timeToExpire,
     };
     // Kept on the request for a 304, whose hit is given back (rate-limit-refund.ts).
-    (req as Request).rateLimit = state;
-    setRateLimitHeaders(res as Response, state);
+    request.rateLimit = state;
+    setRateLimitHeaders(context.switchToHttp().getResponse<Response>(), state);
     return true;
   }
 

@@ -10,15 +10,26 @@ const GRACE_MS = 10_000;
 // kills a container that did not stop.
 const HARD_LIMIT_MS = 25_000;
 
+export interface ShutdownOptions {
+  /** How long requests in flight may take to finish. */
+  graceMs?: number;
+  /** Run once the application is closed, before exiting: the demo stops its database there. */
+  afterClose?: () => Promise<void>;
+}
+
 /**
  * On SIGTERM (or SIGINT): stop accepting connections, let the requests in flight finish (at most
- * GRACE_MS), then close the application (Prisma's pool and every other shutdown hook) and exit 0.
+ * GRACE_MS), then close the application (Prisma's pool and every other shutdown hook), run
+ * `afterClose` and exit 0.
  *
  * In place of Nest's enableShutdownHooks(), whose order is the reverse: it runs onModuleDestroy
  * (which closes the pool) before it closes the HTTP server, so requests in flight would lose their
  * database while new ones were still accepted.
  */
-export function enableGracefulShutdown(app: INestApplication, graceMs = GRACE_MS): void {
+export function enableGracefulShutdown(
+  app: INestApplication,
+  { graceMs = GRACE_MS, afterClose }: ShutdownOptions = {},
+): void {
   const logger = new Logger('Shutdown');
   const server = app.getHttpServer() as Server;
   const inFlight = new Set<ServerResponse>();
@@ -49,23 +60,23 @@ export function enableGracefulShutdown(app: INestApplication, graceMs = GRACE_MS
     // The last requests' spans, when tracing is on (bounded by the hard limit above).
     await stopTracing();
     logger.log('Shut down');
+    await afterClose?.();
   };
 
-  // The entry point's exit-at-once handlers (start-signals.ts) give way to the drain, in this tick.
-  handOverSignals();
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
-      if (closing) return;
-      setTimeout(() => process.exit(1), HARD_LIMIT_MS).unref();
-      shutDown(signal).then(
-        () => process.exit(0),
-        (error: unknown) => {
-          logger.error(error);
-          process.exit(1);
-        },
-      );
-    });
-  }
+  // From now on the signals drain (start-signals.ts), in this tick. The drain ignores the signals
+  // after the first: a Ctrl-C on `npm run` comes twice, from the terminal (to its whole group) and
+  // from npm (forwarded), and the second one must not kill the process mid-drain.
+  handOverSignals((signal) => {
+    if (closing) return;
+    setTimeout(() => process.exit(1), HARD_LIMIT_MS).unref();
+    shutDown(signal).then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error(error);
+        process.exit(1);
+      },
+    );
+  });
 }
 
 /** True once every connection has ended by itself, false if some had to be cut after graceMs. */

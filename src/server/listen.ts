@@ -1,14 +1,25 @@
 import type { INestApplication } from '@nestjs/common';
+import type { Server } from 'node:http';
 import { StartupError } from '../common/startup-error';
+import {
+  addListeningSockets,
+  bindsWithReusePort,
+  checkPortFree,
+  LISTENING_SOCKETS,
+  listenOptions,
+} from './listening-sockets';
 
 /**
- * `app.listen(port)`, with a refusal to bind said in words that name the variable to change, not
- * as Node's bare `listen EADDRINUSE: address already in use :::3000`. Used by the server and the
- * quick start (`npm run demo`).
+ * `app.listen(port)` on several sockets (listening-sockets.ts), with a refusal to bind said in
+ * words that name the variable to change, not as Node's bare `listen EADDRINUSE: address already
+ * in use :::3000`. Used by the server and the quick start (`npm run demo`).
  */
 export async function listen(app: INestApplication, port: number): Promise<void> {
   try {
-    await app.listen(port);
+    if (bindsWithReusePort() && port !== 0) await checkPortFree(port);
+    // Nest hands its argument to the HTTP server's `listen`, which takes the options object too.
+    await app.listen(listenOptions(port) as unknown as number);
+    await addListeningSockets(app.getHttpServer() as Server, LISTENING_SOCKETS - 1);
   } catch (error) {
     const { code } = error as NodeJS.ErrnoException;
     if (code === 'EADDRINUSE') {

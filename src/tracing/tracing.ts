@@ -1,76 +1,107 @@
-import type { NodeSDK } from '@opentelemetry/sdk-node';
+import type { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 
 /** The traces' `service.name` unless OTEL_SERVICE_NAME says otherwise. */
 export type ServiceName = 'visitor-read-api' | 'visitor-read-api-webhook-worker';
 
-// Exporting traces is the point; the service's metrics are Prometheus's and its logs JSON lines.
-// The SDK would otherwise also export metrics and logs over OTLP by default.
-const SIGNAL_DEFAULTS = { OTEL_METRICS_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'none' };
+// The one exporter loaded: OTLP over HTTP with protobuf bodies, the protocol's default.
+const PROTOCOL = 'http/protobuf';
 
-let sdk: NodeSDK | undefined;
+let provider: NodeTracerProvider | undefined;
 
-/** True when the standard variables ask for traces: an OTLP endpoint is set. */
+/** True when the standard variables ask for traces: an OTLP endpoint is set, the SDK not disabled. */
 function tracingRequested(environment: NodeJS.ProcessEnv = process.env): boolean {
+  if (environment.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
   return Boolean(
     environment.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() ||
     environment.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim(),
   );
 }
 
+/** Refuses a protocol other than the exporter's, rather than sending a receiver what it cannot read. */
+function checkProtocol(environment: NodeJS.ProcessEnv = process.env): void {
+  for (const name of ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL']) {
+    const protocol = environment[name]?.trim();
+    if (protocol && protocol !== PROTOCOL) {
+      throw new Error(`${name}=${protocol}: traces are exported over ${PROTOCOL} only`);
+    }
+  }
+}
+
 /**
- * OpenTelemetry's Node SDK with the instrumentations of HTTP (the server and the webhook
- * worker's requests), Express, PostgreSQL (pg) and Redis (ioredis), when an OTLP endpoint is
- * set (OTEL_EXPORTER_OTLP_ENDPOINT, or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); otherwise nothing is
- * loaded. The rest is the SDK's standard variables (OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_PROTOCOL,
- * OTEL_TRACES_SAMPLER, OTEL_RESOURCE_ATTRIBUTES, OTEL_SDK_DISABLED...). An incoming W3C
- * `traceparent` continues its trace.
+ * OpenTelemetry's trace SDK for Node with a span for each of the server's requests
+ * (server-spans.ts), the HTTP instrumentation of the webhook worker's requests and the
+ * PostgreSQL (pg) instrumentation, exporting over OTLP/HTTP (protobuf) when an OTLP
+ * endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT, or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); otherwise
+ * nothing is loaded. The SDK reads the standard variables of the service's name and resource, the
+ * sampler, the batching and the exporter's headers and timeout. An incoming W3C `traceparent`
+ * continues its trace.
+ *
+ * Traces only, and no more than a request's server span, its statements and their waits: the
+ * Node SDK with the HTTP, Express and Redis instrumentations (and the metrics and logs SDKs it
+ * loads whether they export or not) cost 0.78 of workload (a)'s throughput on Node 24 with the
+ * shipped flags, 215 µs of CPU per `/v1/me` and 19 MB of resident memory; this set 0.89, 74 µs
+ * and 4 MB, in the same run (docs/benchmarks.md, "Tracing's cost on Node 24 with the shipped
+ * flags").
  *
  * Called before the modules it instruments are loaded (the entry points import the rest after
  * it): the instrumentations patch them as they load.
  */
 export async function startTracing(serviceName: ServiceName): Promise<void> {
-  if (sdk !== undefined || !tracingRequested()) return;
-  for (const [name, value] of Object.entries(SIGNAL_DEFAULTS)) process.env[name] ??= value;
+  if (provider !== undefined || !tracingRequested()) return;
+  checkProtocol();
+  const worker = serviceName === 'visitor-read-api-webhook-worker';
   // Loaded only now: with tracing off, none of it is in the process.
-  const [{ NodeSDK }, http, express, pg, ioredis] = await Promise.all([
-    import('@opentelemetry/sdk-node'),
-    import('@opentelemetry/instrumentation-http'),
-    import('@opentelemetry/instrumentation-express'),
+  const [
+    { NodeTracerProvider, BatchSpanProcessor },
+    { OTLPTraceExporter },
+    { defaultResource, detectResources, envDetector, resourceFromAttributes },
+    { registerInstrumentations },
+    pg,
+  ] = await Promise.all([
+    import('@opentelemetry/sdk-trace-node'),
+    import('@opentelemetry/exporter-trace-otlp-proto'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/instrumentation'),
     import('@opentelemetry/instrumentation-pg'),
-    import('@opentelemetry/instrumentation-ioredis'),
   ]);
-  sdk = new NodeSDK({
-    serviceName: process.env.OTEL_SERVICE_NAME ? undefined : serviceName,
+  provider = new NodeTracerProvider({
+    // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the environment's detector) win.
+    resource: defaultResource()
+      .merge(resourceFromAttributes({ 'service.name': serviceName }))
+      .merge(detectResources({ detectors: [envDetector] })),
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+  });
+  provider.register({
     // The worker's only requests go to customers' receivers, which are not part of our traces:
     // it sends them no `traceparent` (null: no propagator at all). The server continues its
-    // callers' traces (W3C trace context, or OTEL_PROPAGATORS).
-    ...(serviceName === 'visitor-read-api-webhook-worker' ? { textMapPropagator: null } : {}),
+    // callers' traces (W3C trace context and baggage).
+    ...(worker ? { propagator: null } : {}),
+  });
+  // The server's requests: a span of its own for each (server-spans.ts), not the HTTP
+  // instrumentation's. The worker's: its requests to the receivers (the server makes none).
+  const http = worker
+    ? new (await import('@opentelemetry/instrumentation-http')).HttpInstrumentation({
+        disableIncomingRequestInstrumentation: true,
+      })
+    : undefined;
+  if (!worker)
+    (await import('./server-spans.js')).traceServerRequests(provider.getTracer(serviceName));
+  registerInstrumentations({
+    tracerProvider: provider,
     instrumentations: [
-      new http.HttpInstrumentation({
-        // Probes and scrapes every few seconds would be most of the traces, and say nothing.
-        ignoreIncomingRequestHook: (request) =>
-          /^\/(health|metrics)(\/|$|\?)/.test(request.url ?? ''),
-      }),
-      // The router and the handler; not a span for each of the dozen middleware every request
-      // passes through (security headers, compression, ...), whose time the handler's span and
-      // the request's own include.
-      new express.ExpressInstrumentation({
-        ignoreLayersType: [express.ExpressLayerType.MIDDLEWARE],
-      }),
-      // Statements and commands inside a request or a delivery only: the worker's polling, the
-      // replicas' checks and pg-boss's maintenance would each be a trace of their own, every
-      // fraction of a second. And no span for taking a connection from the pool or opening one:
-      // the statement's span and the fair queue's wait say where that time went (they were 2 of
-      // a request's 7 spans in steady state, docs/benchmarks.md, "Tracing").
+      ...(http ? [http] : []),
+      // Statements inside a request or a delivery only: the worker's polling, the replicas' checks
+      // and pg-boss's maintenance would each be a trace of their own, every fraction of a second.
+      // And no span for taking a connection from the pool or opening one: the statement's span
+      // and the fair queue's wait say where that time went (they were 2 of a request's 7 spans in
+      // steady state, docs/benchmarks.md, "Tracing, the first measurement").
       new pg.PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
-      new ioredis.IORedisInstrumentation({ requireParentSpan: true }),
     ],
   });
-  sdk.start();
 }
 
 /** Sends the spans not yet exported (at shutdown): at most the exporter's timeout. */
 export async function stopTracing(): Promise<void> {
-  await sdk?.shutdown();
-  sdk = undefined;
+  await provider?.shutdown();
+  provider = undefined;
 }

@@ -23,7 +23,12 @@ export async function runWorker(): Promise<void> {
   if (app.get(Environment).WEBHOOK_ALLOW_PRIVATE_NETWORKS) {
     logger.warn('WEBHOOK_ALLOW_PRIVATE_NETWORKS is on: webhooks may reach private addresses');
   }
+  let draining = false;
   const shutDown = (signal: NodeJS.Signals) => {
+    // Kept for the whole drain, which ignores the signals after the first: a Ctrl-C on `npm run`
+    // comes twice (from the terminal and forwarded by npm), and the second must not kill it.
+    if (draining) return;
+    draining = true;
     logger.info(`${signal}: draining the webhook worker`);
     // The worker drains in its destroy hook, before the database's pools close; then the last
     // attempts' spans go, when tracing is on.
@@ -38,8 +43,8 @@ export async function runWorker(): Promise<void> {
         },
       );
   };
-  process.once('SIGTERM', shutDown);
-  process.once('SIGINT', shutDown);
+  process.on('SIGTERM', shutDown);
+  process.on('SIGINT', shutDown);
 }
 
 /** A failure to start: one fatal line that says why, then exit 1. */

@@ -3,7 +3,7 @@ import {
   METRIC_PREFIX,
   registerProcessMetrics,
   registerReadingGauges,
-} from '../metrics/api-metrics';
+} from '../metrics/process-metrics';
 import type { Backlog } from './sql/backlog.sql';
 import type { RecordedOutcome } from './webhook-delivery';
 

@@ -5,6 +5,7 @@ import { Environment, requireWebhookSecretKey } from '../config/environment';
 import { Database } from '../database/database';
 import { DatabaseModule } from '../database/database.module';
 import { loggerOptions } from '../logging/log-options';
+import { stdoutLog } from '../logging/stdout-log';
 import { readBacklog } from './sql/backlog.sql';
 import { WebhookWorker } from './webhook-worker';
 import { WorkerMetrics } from './worker-metrics';
@@ -16,7 +17,7 @@ export const WORKER_LOGGER = Symbol('WORKER_LOGGER');
 const WORKER_METRICS = Symbol('WORKER_METRICS');
 
 export function workerLogger(level: LevelWithSilent): Logger {
-  return pino({ ...loggerOptions(level), base: { service: 'webhook-worker' } });
+  return pino({ ...loggerOptions(level), base: { service: 'webhook-worker' } }, stdoutLog());
 }
 
 /**

@@ -25,6 +25,8 @@ export function spawnBuilt(
     env?: Record<string, string | undefined>;
     nodeFlags?: string[];
     cwd?: string;
+    /** In a process group of its own, to be signalled as a terminal's Ctrl-C does: the group. */
+    ownProcessGroup?: boolean;
   },
 ): BuiltProcess {
   const path = join(__dirname, '..', '..', 'dist', script);
@@ -40,6 +42,7 @@ export function spawnBuilt(
       ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.ownProcessGroup,
   });
   const output: string[] = [];
   child.stdout.on('data', (chunk: Buffer) => output.push(chunk.toString()));

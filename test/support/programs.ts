@@ -3,11 +3,10 @@ import { basename } from 'node:path';
 
 /**
  * Programs some test files need beyond Node, PostgreSQL and Redis, which a fresh machine may lack
- * (the README lists them; .ci/run installs them all).
+ * (docs/development.md lists them; .ci/run installs them all).
  */
 export const PROGRAMS = {
   pgbouncer: { path: '/usr/sbin/pgbouncer', package: 'pgbouncer' },
-  pgBasebackup: { path: '/usr/lib/postgresql/15/bin/pg_basebackup', package: 'postgresql-15' },
   chromium: { path: '/usr/bin/chromium', package: 'chromium' },
   promtool: { path: '/usr/bin/promtool', package: 'prometheus' },
 } as const;

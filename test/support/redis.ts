@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { connectRedis, REDIS_CLIENT } from '../../src/redis/redis-client';
+import { until } from './until';
 
 /** The Redis of the test run (.ci/run starts one on 6379), shared with other files and runs. */
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -20,19 +21,6 @@ export function useRedisKeyPrefix(url: string, prefix: string) {
       .overrideProvider(REDIS_CLIENT)
       .useFactory({ factory: () => connectRedis(url, { keyPrefix: prefix }) });
   };
-}
-
-/** Polls `condition` every 100 ms, up to `timeoutMs`: for things outside the test's control. */
-export async function waitFor(
-  condition: () => boolean | Promise<boolean>,
-  what: string,
-  timeoutMs = 15_000,
-): Promise<void> {
-  for (let waited = 0; waited < timeoutMs; waited += 100) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`Timed out waiting for ${what}`);
 }
 
 /** A redis-server child process of the test, on a port of its own, that the test stops and starts. */
@@ -55,11 +43,11 @@ export class ThrowawayRedis {
     this.process = child;
     let failure: Error | undefined;
     child.once('error', (error) => (failure = error));
-    await waitFor(() => {
+    await until(`redis-server on port ${this.port}`, () => {
       if (failure) throw failure;
       if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
       return this.answers();
-    }, `redis-server on port ${this.port}`);
+    });
   }
 
   async stop(): Promise<void> {

@@ -5,7 +5,6 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'pg';
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
@@ -138,19 +137,4 @@ export function testWorker(
     await pool.end();
   };
   return worker;
-}
-
-/** Polls `check` until it returns a value other than undefined/false, for up to `timeoutMs`. */
-export async function waitFor<T>(
-  what: string,
-  check: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
 }

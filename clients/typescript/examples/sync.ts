@@ -36,6 +36,10 @@
  *
  * The file store rewrites a whole type's file per page, which suits an example; a real CRM upserts
  * and deletes by id, and lists its ids for the rebuild's removal.
+ *
+ * A CRM maps a few of the fields, not all of them: `fields` asks the feeds for those alone (and the
+ * ids), which the service then neither builds nor sends. Run from the command line, the job asks
+ * for CRM_FIELDS below; `runSync` without `fields` copies every field.
  */
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -43,10 +47,30 @@ import {
   Client,
   CursorExpiredError,
   type ChangePage,
+  type CompanyField,
   type CompanyUpsert,
   type ItemDeletion,
+  type LeadField,
   type LeadUpsert,
 } from '../src/index.js';
+
+/** What a CRM's account, contact and lead records map: the fields this job asks for. */
+export const CRM_FIELDS = {
+  companies: [
+    'name',
+    'domain',
+    'industry',
+    'country',
+    'intentScore',
+    'intentLevel',
+    'crmStatus',
+    'lastSeen',
+    'contacts.name',
+    'contacts.jobTitle',
+    'contacts.email',
+  ],
+  leads: ['companyId', 'contactName', 'contactEmail', 'intentScore', 'status', 'recommendedAction'],
+} as const satisfies SyncFields;
 
 type FeedName = 'companies' | 'leads';
 
@@ -85,6 +109,17 @@ export interface SyncOptions {
   limit?: number;
   /** Waits for held-back changes before a run gives up (the client's default when absent). */
   maxWaits?: number;
+  /**
+   * The fields to copy of each item (and its id); absent: every field. Keep the same from run to
+   * run: a change of fields needs a fresh copy (a new state file), or the copy mixes both.
+   */
+  fields?: SyncFields;
+}
+
+/** The fields a sync copies, per feed (absent: every field). */
+export interface SyncFields {
+  companies?: readonly CompanyField[];
+  leads?: readonly LeadField[];
 }
 
 /** A feed: its pages from a cursor, and the item of one of its upserts. */
@@ -96,22 +131,23 @@ interface Feed<U extends { op: 'upsert'; id: string }, T> {
 
 export async function runSync(options: SyncOptions): Promise<SyncResult> {
   const { client, limit, maxWaits } = options;
+  const fields = options.fields ?? {};
   await mkdir(options.storeDir, { recursive: true });
   const state = await readState(options.stateFile);
-  const companies: Feed<CompanyUpsert, unknown> = {
+  const companies: Feed<CompanyUpsert<CompanyField>, unknown> = {
     name: 'companies',
     pages: (cursor) =>
       limit === undefined
-        ? client.companyChangeStream({ cursor, maxWaits })
-        : client.companyChanges({ cursor, limit, maxWaits }),
+        ? client.companyChangeStream({ cursor, maxWaits, fields: fields.companies })
+        : client.companyChanges({ cursor, limit, maxWaits, fields: fields.companies }),
     item: (upsert) => upsert.company,
   };
-  const leads: Feed<LeadUpsert, unknown> = {
+  const leads: Feed<LeadUpsert<LeadField>, unknown> = {
     name: 'leads',
     pages: (cursor) =>
       limit === undefined
-        ? client.leadChangeStream({ cursor, maxWaits })
-        : client.leadChanges({ cursor, limit, maxWaits }),
+        ? client.leadChangeStream({ cursor, maxWaits, fields: fields.leads })
+        : client.leadChanges({ cursor, limit, maxWaits, fields: fields.leads }),
     item: (upsert) => upsert.lead,
   };
   return {
@@ -238,6 +274,7 @@ async function main(): Promise<void> {
     client: new Client({ apiKey, baseUrl: process.env.VISITOR_API_URL ?? 'http://localhost:3000' }),
     stateFile: process.env.SYNC_STATE_FILE ?? 'sync-state.json',
     storeDir: process.env.SYNC_STORE_DIR ?? 'crm',
+    fields: CRM_FIELDS,
   });
   console.log(JSON.stringify(result));
 }

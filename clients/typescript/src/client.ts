@@ -8,14 +8,17 @@ import type {
   CompanyChange,
   LeadChange,
   ChangesParams,
-  Company,
   CompanyChangePage,
+  CompanyField,
   CompanyPage,
-  Lead,
+  FieldsParam,
   LeadChangePage,
+  LeadField,
   LeadPage,
   CompanyListParams,
   LeadListParams,
+  SelectedCompany,
+  SelectedLead,
   Workspace,
 } from './types.js';
 
@@ -119,41 +122,60 @@ export class Client {
 
   /**
    * One page of companies, `intentScore` descending; `since` keeps `lastSeen >= since`; the
-   * filters (`intentLevel: ['hot']`, `crmStatus`, `minIntentScore`, `country`) combine with AND.
+   * filters (`intentLevel: ['hot']`, `crmStatus`, `minIntentScore`, `country`) and the lookups
+   * (`domain: ['acme.com']`, `q: 'acme'`, a text in the name or domain) combine with AND.
+   * `fields: ['name', 'contacts.email']`: each company with only those fields and its id, the
+   * returned type narrowed to them.
    */
-  listCompanies(params: CompanyListParams = {}): Promise<CompanyPage> {
-    return this.get<CompanyPage>('/v1/companies', params);
+  listCompanies<F extends CompanyField = never>(
+    params: CompanyListParams<F> = {},
+  ): Promise<CompanyPage<F>> {
+    return this.get<CompanyPage<F>>('/v1/companies', params);
   }
 
   /**
    * One page of leads, `intentScore` descending; `since` keeps `createdAt >= since`; the filters
-   * (`intentLevel`, `status`, `minIntentScore`, `assignedToId`) combine with AND.
+   * (`intentLevel`, `status`, `minIntentScore`, `assignedToId`) combine with AND; `fields` as
+   * for `listCompanies()`.
    */
-  listLeads(params: LeadListParams = {}): Promise<LeadPage> {
-    return this.get<LeadPage>('/v1/leads', params);
+  listLeads<F extends LeadField = never>(params: LeadListParams<F> = {}): Promise<LeadPage<F>> {
+    return this.get<LeadPage<F>>('/v1/leads', params);
   }
 
-  /** One company of the key's workspace; a `NotFoundError` (404) when it has none with this id. */
-  async getCompany(id: string): Promise<Company> {
-    return this.get<Company>(`/v1/companies/${pathSegment(id)}`, {});
+  /**
+   * One company of the key's workspace; a `NotFoundError` (404) when it has none with this id.
+   * `fields`: only those fields and its id.
+   */
+  async getCompany<F extends CompanyField = never>(
+    id: string,
+    params: FieldsParam<F> = {},
+  ): Promise<SelectedCompany<F>> {
+    return this.get<SelectedCompany<F>>(`/v1/companies/${pathSegment(id)}`, params);
   }
 
   /** One lead of the key's workspace; a `NotFoundError` (404) when it has none with this id. */
-  async getLead(id: string): Promise<Lead> {
-    return this.get<Lead>(`/v1/leads/${pathSegment(id)}`, {});
+  async getLead<F extends LeadField = never>(
+    id: string,
+    params: FieldsParam<F> = {},
+  ): Promise<SelectedLead<F>> {
+    return this.get<SelectedLead<F>>(`/v1/leads/${pathSegment(id)}`, params);
   }
 
   /**
    * One page of the company change feed after `cursor` (none: from the start), as the API sends
    * it. A `CursorExpiredError` (410) when the cursor is too old. See `companyChanges()`.
    */
-  listCompanyChanges(params: ChangesParams = {}): Promise<CompanyChangePage> {
-    return this.get<CompanyChangePage>('/v1/companies/changes', params);
+  listCompanyChanges<F extends CompanyField = never>(
+    params: ChangesParams<F> = {},
+  ): Promise<CompanyChangePage<F>> {
+    return this.get<CompanyChangePage<F>>('/v1/companies/changes', params);
   }
 
   /** One page of the lead change feed after `cursor`, as the API sends it. See `leadChanges()`. */
-  listLeadChanges(params: ChangesParams = {}): Promise<LeadChangePage> {
-    return this.get<LeadChangePage>('/v1/leads/changes', params);
+  listLeadChanges<F extends LeadField = never>(
+    params: ChangesParams<F> = {},
+  ): Promise<LeadChangePage<F>> {
+    return this.get<LeadChangePage<F>>('/v1/leads/changes', params);
   }
 
   /**
@@ -163,15 +185,26 @@ export class Client {
    * page yielded has `hasMore: false` (possibly with no data): caught up. While changes are held
    * back behind an older transaction (an empty page with `hasMore`), waits with backoff and asks
    * again, up to `maxWaits` times in a row; then yields that empty page (`hasMore: true`) and ends.
-   * A `CursorExpiredError` (410): start again without a cursor and rebuild the copy.
+   * A `CursorExpiredError` (410): start again without a cursor and rebuild the copy. With
+   * `fields`, each upserted company has only those fields and its id: keep the same through a pass.
    */
-  companyChanges(options: ChangeFeedOptions = {}): AsyncGenerator<CompanyChangePage, void> {
-    return this.follow((params) => this.listCompanyChanges(params), options);
+  companyChanges<F extends CompanyField = never>(
+    options: ChangeFeedOptions<F> = {},
+  ): AsyncGenerator<CompanyChangePage<F>, void> {
+    return this.follow(
+      (params) => this.listCompanyChanges({ ...params, fields: options.fields }),
+      options,
+    );
   }
 
   /** The lead change feed, page after page: as `companyChanges()`. */
-  leadChanges(options: ChangeFeedOptions = {}): AsyncGenerator<LeadChangePage, void> {
-    return this.follow((params) => this.listLeadChanges(params), options);
+  leadChanges<F extends LeadField = never>(
+    options: ChangeFeedOptions<F> = {},
+  ): AsyncGenerator<LeadChangePage<F>, void> {
+    return this.follow(
+      (params) => this.listLeadChanges({ ...params, fields: options.fields }),
+      options,
+    );
   }
 
   /**
@@ -188,31 +221,34 @@ export class Client {
    * held back behind an older transaction, after a wait (as `companyChanges()`, `maxWaits`).
    * A `CursorExpiredError` (410): start again without a cursor and rebuild the copy.
    */
-  companyChangeStream(
-    options: ChangeStreamOptions = {},
-  ): AsyncGenerator<ChangePage<CompanyChange>, void> {
-    return this.stream<CompanyChange>('/v1/companies/changes/stream', options);
+  companyChangeStream<F extends CompanyField = never>(
+    options: ChangeStreamOptions<F> = {},
+  ): AsyncGenerator<ChangePage<CompanyChange<F>>, void> {
+    return this.stream<CompanyChange<F>>('/v1/companies/changes/stream', options);
   }
 
   /** The lead change feed through its stream: as `companyChangeStream()`. */
-  leadChangeStream(
-    options: ChangeStreamOptions = {},
-  ): AsyncGenerator<ChangePage<LeadChange>, void> {
-    return this.stream<LeadChange>('/v1/leads/changes/stream', options);
+  leadChangeStream<F extends LeadField = never>(
+    options: ChangeStreamOptions<F> = {},
+  ): AsyncGenerator<ChangePage<LeadChange<F>>, void> {
+    return this.stream<LeadChange<F>>('/v1/leads/changes/stream', options);
   }
 
-  /** Every company (seen at or after `since`, passing the filters), page after page of 200. */
-  companies(
-    options: Omit<CompanyListParams, 'limit' | 'offset'> = {},
-  ): AsyncGenerator<Company, void, undefined> {
-    return this.everything((params) => this.listCompanies({ ...params, ...options }));
+  /**
+   * Every company (seen at or after `since`, passing the filters), page after page of 200; with
+   * `fields`, each with only those.
+   */
+  companies<F extends CompanyField = never>(
+    options: Omit<CompanyListParams<F>, 'limit' | 'offset'> = {},
+  ): AsyncGenerator<SelectedCompany<F>, void, undefined> {
+    return this.everything((params) => this.listCompanies<F>({ ...params, ...options }));
   }
 
   /** Every lead (created at or after `since`, passing the filters), page after page of 200. */
-  leads(
-    options: Omit<LeadListParams, 'limit' | 'offset'> = {},
-  ): AsyncGenerator<Lead, void, undefined> {
-    return this.everything((params) => this.listLeads({ ...params, ...options }));
+  leads<F extends LeadField = never>(
+    options: Omit<LeadListParams<F>, 'limit' | 'offset'> = {},
+  ): AsyncGenerator<SelectedLead<F>, void, undefined> {
+    return this.everything((params) => this.listLeads<F>({ ...params, ...options }));
   }
 
   private async *everything<T>(
@@ -228,7 +264,7 @@ export class Client {
 
   private async *follow<P extends ChangePage<unknown>>(
     read: (params: ChangesParams) => Promise<P>,
-    options: ChangeFeedOptions,
+    options: ChangeFeedOptions<string>,
   ): AsyncGenerator<P, void> {
     const limit = options.limit ?? CHANGES_PAGE_SIZE;
     const maxWaits = options.maxWaits ?? MAX_HELD_BACK_WAITS;
@@ -251,14 +287,17 @@ export class Client {
 
   private async *stream<C>(
     path: string,
-    options: ChangeStreamOptions,
+    options: ChangeStreamOptions<string>,
   ): AsyncGenerator<ChangePage<C>, void> {
     const maxWaits = options.maxWaits ?? MAX_HELD_BACK_WAITS;
     let cursor = options.cursor;
     let cuts = 0;
     let waits = 0;
     for (;;) {
-      const response = await this.respond(this.url(path, { cursor }), NDJSON);
+      const response = await this.respond(
+        this.url(path, { cursor, fields: options.fields }),
+        NDJSON,
+      );
       let data: C[] = [];
       let last: { cursor: string; hasMore: boolean } | undefined;
       let checkpoints = 0;
@@ -303,7 +342,7 @@ export class Client {
     }
   }
 
-  private async get<T>(path: string, params: Query): Promise<T> {
+  private async get<T>(path: string, params: object): Promise<T> {
     const url = this.url(path, params);
     const kept = this.kept.get(url);
     const response = await this.respond(url, 'application/json', kept?.etag);
@@ -403,10 +442,10 @@ export class Client {
     this.spentUntil = 0;
   }
 
-  private url(path: string, params: Query): string {
+  private url(path: string, params: object): string {
     const url = new URL(`${this.baseUrl}${path}`);
     // Only the parameters given: the API refuses an unknown or empty one with a 400.
-    for (const [name, value] of Object.entries(params)) {
+    for (const [name, value] of Object.entries(params as Query)) {
       if (value === undefined) continue;
       // Several values of a filter: comma-separated, as the API documents them.
       const text =

@@ -93,7 +93,7 @@ export interface paths {
         };
         /**
          * Read one company
-         * @description The company with this id, the same object as in the list. Takes no query parameter: any is a 400.
+         * @description The company with this id, the same object as in the list. Takes `fields` alone: any other query parameter is a 400.
          */
         get: operations["getCompany"];
         put?: never;
@@ -173,7 +173,7 @@ export interface paths {
         };
         /**
          * Read one lead
-         * @description The lead with this id, the same object as in the list. Takes no query parameter: any is a 400.
+         * @description The lead with this id, the same object as in the list. Takes `fields` alone: any other query parameter is a 400.
          */
         get: operations["getLead"];
         put?: never;
@@ -347,6 +347,101 @@ export interface components {
             /** @description Contacts of the company, always an array (possibly empty, at most 10), ordered by seniority (c_level, vp, director, manager, ic), then name, then id. */
             contacts: components["schemas"]["ContactDto"][];
         };
+        SelectedContactDto: {
+            /** @example ct_000001 */
+            id: string;
+            /** @example Jeanne Martin */
+            name?: string;
+            /** @example Head of Growth */
+            jobTitle?: string;
+            /**
+             * @description Set only if the address was found or supplied; otherwise null.
+             * @example jeanne.martin@example.com
+             */
+            email?: string | null;
+            /**
+             * @description Direct line; null until a search has succeeded.
+             * @example null
+             */
+            phone?: string | null;
+            /**
+             * @description Profile address, or null.
+             * @example null
+             */
+            linkedin?: string | null;
+            /** @description Seniority of a contact; contacts are listed in this order, then by name, then id. */
+            seniority?: components["schemas"]["Seniority"];
+        };
+        SelectedCompanyDto: {
+            /** @example co_000001 */
+            id: string;
+            /** @example Acme Analytics */
+            name?: string;
+            /**
+             * @description Internet domain of the company.
+             * @example acme.example
+             */
+            domain?: string;
+            /** @example Software */
+            industry?: string;
+            /**
+             * @description Headcount band as given by the identification source (a range as text).
+             * @example 51-200
+             */
+            size?: string;
+            /** @example France */
+            country?: string;
+            /** @example Lyon */
+            city?: string;
+            /**
+             * @description Estimated revenue band, as text.
+             * @example 10M-50M
+             */
+            revenue?: string;
+            /**
+             * @description Company registry number when the company could be matched to the registry; otherwise null (always present, never omitted).
+             * @example 552100554
+             */
+            siren?: string | null;
+            /**
+             * @description Intent, 0 to 100 inclusive: derived from recent visits with a 14-day decay. It depends on the workspace's scoring profile, so two workspaces may score the same company differently. The list is sorted by it, highest first.
+             * @example 87.5
+             */
+            intentScore?: number;
+            /** @description Intent level; leads use the same enumeration. */
+            intentLevel?: components["schemas"]["IntentLevel"];
+            /**
+             * @description Firmographic fit to the ideal customer profile, 0 to 100 inclusive.
+             * @example 72
+             */
+            icpScore?: number;
+            /**
+             * @description Commercial synthesis of intent and fit, 0 to 100 inclusive.
+             * @example 80
+             */
+            commercialScore?: number;
+            /** @description CRM status of the company; the API never changes it. */
+            crmStatus?: components["schemas"]["CrmStatus"];
+            /**
+             * @description Number of visits.
+             * @example 12
+             */
+            visitsCount?: number;
+            /**
+             * Format: date-time
+             * @description First visit.
+             * @example 2026-03-01T09:30:00.000Z
+             */
+            firstSeen?: string;
+            /**
+             * Format: date-time
+             * @description Last visit. The `since` parameter of the companies list filters on it.
+             * @example 2026-03-01T09:30:00.000Z
+             */
+            lastSeen?: string;
+            /** @description Present when `fields` names `contacts` (each contact whole) or a `contacts.<field>` (each contact with those fields and its id); the same contacts, ordered by seniority (c_level, vp, director, manager, ic), then name, then id. */
+            contacts?: components["schemas"]["SelectedContactDto"][];
+        };
         CompanyPageDto: {
             /**
              * @description Items matching the filters (`since` and the list filters), across all pages.
@@ -357,8 +452,8 @@ export interface components {
             limit: number;
             /** @description The offset applied. Past the end, `data` is empty and `total` still true. */
             offset: number;
-            /** @description The companies of the page: `intentScore` descending, ties by `id` ascending. */
-            data: components["schemas"]["CompanyDto"][];
+            /** @description The companies of the page: `intentScore` descending, ties by `id` ascending. With `fields`, each with only those fields (and its `id`). */
+            data: (components["schemas"]["CompanyDto"] | components["schemas"]["SelectedCompanyDto"])[];
         };
         CompanyUpsertedDto: {
             /**
@@ -377,8 +472,8 @@ export interface components {
              * @example 2026-11-23T09:30:00.000Z
              */
             changedAt: string;
-            /** @description The company as it is now, contacts included. */
-            company: components["schemas"]["CompanyDto"];
+            /** @description The company as it is now, contacts included. With `fields`, only those fields (and its `id`). */
+            company: components["schemas"]["CompanyDto"] | components["schemas"]["SelectedCompanyDto"];
         };
         ItemDeletedDto: {
             /**
@@ -486,6 +581,62 @@ export interface components {
              */
             assignedToId: string | null;
         };
+        SelectedLeadDto: {
+            /**
+             * @description Lead identifier.
+             * @example ld_000001
+             */
+            id: string;
+            /**
+             * @description Identifier of the company.
+             * @example co_000001
+             */
+            companyId?: string;
+            /**
+             * @description The company's current name.
+             * @example Acme Analytics
+             */
+            companyName?: string;
+            /** @example Jeanne Martin */
+            contactName?: string;
+            /** @example VP Sales */
+            contactTitle?: string;
+            /**
+             * @description Intent score of the lead, 0 to 100 inclusive; the list is sorted by it.
+             * @example 91
+             */
+            intentScore?: number;
+            /** @description Intent level; the same enumeration as the company field. */
+            intentLevel?: components["schemas"]["IntentLevel"];
+            /**
+             * @description Free text: the observed behaviour that produced the lead.
+             * @example Visited the pricing page 4 times this week
+             */
+            signal?: string;
+            /**
+             * @description Free text: the recommended next step.
+             * @example Call within 24 hours
+             */
+            recommendedAction?: string;
+            /** @description Status of a lead; the API never changes it. */
+            status?: components["schemas"]["LeadStatus"];
+            /**
+             * Format: date-time
+             * @description Creation of the lead, ISO 8601 in UTC with milliseconds. The `since` parameter of the leads list filters on it.
+             * @example 2026-03-01T09:30:00.000Z
+             */
+            createdAt?: string;
+            /**
+             * @description Contact e-mail address, or null when unknown (always present).
+             * @example null
+             */
+            contactEmail?: string | null;
+            /**
+             * @description Identifier of the user the lead is assigned to, or null (always present).
+             * @example null
+             */
+            assignedToId?: string | null;
+        };
         LeadPageDto: {
             /**
              * @description Items matching the filters (`since` and the list filters), across all pages.
@@ -496,8 +647,8 @@ export interface components {
             limit: number;
             /** @description The offset applied. Past the end, `data` is empty and `total` still true. */
             offset: number;
-            /** @description The leads of the page: `intentScore` descending, ties by `id` ascending. */
-            data: components["schemas"]["LeadDto"][];
+            /** @description The leads of the page: `intentScore` descending, ties by `id` ascending. With `fields`, each with only those fields (and its `id`). */
+            data: (components["schemas"]["LeadDto"] | components["schemas"]["SelectedLeadDto"])[];
         };
         LeadUpsertedDto: {
             /**
@@ -516,8 +667,8 @@ export interface components {
              * @example 2026-11-23T09:30:00.000Z
              */
             changedAt: string;
-            /** @description The lead as it is now, with its company's current name. */
-            lead: components["schemas"]["LeadDto"];
+            /** @description The lead as it is now, with its company's current name. With `fields`, only those fields (and its `id`). */
+            lead: components["schemas"]["LeadDto"] | components["schemas"]["SelectedLeadDto"];
         };
         LeadChangePageDto: {
             /**
@@ -804,6 +955,12 @@ export interface operations {
                 minIntentScore?: number;
                 /** @description Keeps the items whose `country` is exactly this text (case and accents included), given once. Default: no filter. */
                 country?: string;
+                /** @description Keeps the items whose `domain` is one of these domains, comma-separated (at most 100), compared without case, without a leading `www.` and without a trailing dot: `acme.com` finds `www.Acme.com.`. Letters, digits, `-`, `_` and dots; not a URL. Default: no filter. */
+                domain?: string[];
+                /** @description Keeps the items whose `name` or `domain` contains this text, case aside; every character is matched as itself (`%`, `_` and `\` included). 3 to 200 characters without control characters, given once. Default: no filter. */
+                q?: string;
+                /** @description The fields to return, comma-separated: each item then has only these, and its `id` always. `contacts` returns the contacts whole; `contacts.<field>` returns each of them with only the fields named so (and its `id`). Default: every field. */
+                fields?: ("id" | "name" | "domain" | "industry" | "size" | "country" | "city" | "revenue" | "siren" | "intentScore" | "intentLevel" | "icpScore" | "commercialScore" | "crmStatus" | "visitsCount" | "firstSeen" | "lastSeen" | "contacts" | "contacts.id" | "contacts.name" | "contacts.jobTitle" | "contacts.email" | "contacts.phone" | "contacts.linkedin" | "contacts.seniority")[];
             };
             header?: {
                 /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
@@ -1085,6 +1242,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Changes per page, at most: a plain decimal integer, given at most once. A page holds fewer when its changes are large (its data stops after 4 MiB, `hasMore` then true). */
                 limit?: number;
+                /** @description The fields to return, comma-separated: each item then has only these, and its `id` always. `contacts` returns the contacts whole; `contacts.<field>` returns each of them with only the fields named so (and its `id`). Default: every field. */
+                fields?: ("id" | "name" | "domain" | "industry" | "size" | "country" | "city" | "revenue" | "siren" | "intentScore" | "intentLevel" | "icpScore" | "commercialScore" | "crmStatus" | "visitsCount" | "firstSeen" | "lastSeen" | "contacts" | "contacts.id" | "contacts.name" | "contacts.jobTitle" | "contacts.email" | "contacts.phone" | "contacts.linkedin" | "contacts.seniority")[];
             };
             header?: {
                 /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
@@ -1400,6 +1559,8 @@ export interface operations {
             query?: {
                 /** @description A cursor of this feed: a page's `nextCursor` or a stream's checkpoint or last line, given at most once. Without it the stream starts at the beginning: every live item as an upsert, then every later change. */
                 cursor?: string;
+                /** @description The fields to return, comma-separated: each item then has only these, and its `id` always. `contacts` returns the contacts whole; `contacts.<field>` returns each of them with only the fields named so (and its `id`). Default: every field. */
+                fields?: ("id" | "name" | "domain" | "industry" | "size" | "country" | "city" | "revenue" | "siren" | "intentScore" | "intentLevel" | "icpScore" | "commercialScore" | "crmStatus" | "visitsCount" | "firstSeen" | "lastSeen" | "contacts" | "contacts.id" | "contacts.name" | "contacts.jobTitle" | "contacts.email" | "contacts.phone" | "contacts.linkedin" | "contacts.seniority")[];
             };
             header?: {
                 /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
@@ -1681,7 +1842,10 @@ export interface operations {
     };
     getCompany: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The fields to return, comma-separated: each item then has only these, and its `id` always. `contacts` returns the contacts whole; `contacts.<field>` returns each of them with only the fields named so (and its `id`). Default: every field. */
+                fields?: ("id" | "name" | "domain" | "industry" | "size" | "country" | "city" | "revenue" | "siren" | "intentScore" | "intentLevel" | "icpScore" | "commercialScore" | "crmStatus" | "visitsCount" | "firstSeen" | "lastSeen" | "contacts" | "contacts.id" | "contacts.name" | "contacts.jobTitle" | "contacts.email" | "contacts.phone" | "contacts.linkedin" | "contacts.seniority")[];
+            };
             header?: {
                 /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
                 "X-Request-Id"?: string;
@@ -1721,7 +1885,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CompanyDto"];
+                    "application/json": components["schemas"]["CompanyDto"] | components["schemas"]["SelectedCompanyDto"];
                 };
             };
             /** @description `If-None-Match` names the current `ETag`: the body would be the same, and is not sent. Not counted against the per-minute limit (its hit is given back: the rate-limit headers say so). */
@@ -2010,6 +2174,8 @@ export interface operations {
                 minIntentScore?: number;
                 /** @description Keeps the items whose `assignedToId` is exactly this text (case and accents included), given once. Default: no filter. */
                 assignedToId?: string;
+                /** @description The fields to return, comma-separated: each item then has only these, and its `id` always. Default: every field. */
+                fields?: ("id" | "companyId" | "companyName" | "contactName" | "contactTitle" | "intentScore" | "intentLevel" | "signal" | "recommendedAction" | "status" | "createdAt" | "contactEmail" | "assignedToId")[];
             };
             header?: {
                 /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
@@ -2291,6 +2457,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Changes per page, at most: a plain decimal integer, given at most once. A page holds fewer when its changes are large (its data stops after 4 MiB, `hasMore` then true). */
                 limit?: number;
+                /** @description The fields to return, comma-separated: each item then has only these, and its `id` always. Default: every field. */
+                fields?: ("id" | "companyId" | "companyName" | "contactName" | "contactTitle" | "intentScore" | "intentLevel" | "signal" | "recommendedAction" | "status" | "createdAt" | "contactEmail" | "assignedToId")[];
             };
             header?: {
                 /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
@@ -2606,6 +2774,8 @@ export interface operations {
             query?: {
                 /** @description A cursor of this feed: a page's `nextCursor` or a stream's checkpoint or last line, given at most once. Without it the stream starts at the beginning: every live item as an upsert, then every later change. */
                 cursor?: string;
+                /** @description The fields to return, comma-separated: each item then has only these, and its `id` always. Default: every field. */
+                fields?: ("id" | "companyId" | "companyName" | "contactName" | "contactTitle" | "intentScore" | "intentLevel" | "signal" | "recommendedAction" | "status" | "createdAt" | "contactEmail" | "assignedToId")[];
             };
             header?: {
                 /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
@@ -2887,7 +3057,10 @@ export interface operations {
     };
     getLead: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The fields to return, comma-separated: each item then has only these, and its `id` always. Default: every field. */
+                fields?: ("id" | "companyId" | "companyName" | "contactName" | "contactTitle" | "intentScore" | "intentLevel" | "signal" | "recommendedAction" | "status" | "createdAt" | "contactEmail" | "assignedToId")[];
+            };
             header?: {
                 /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
                 "X-Request-Id"?: string;
@@ -2927,7 +3100,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["LeadDto"];
+                    "application/json": components["schemas"]["LeadDto"] | components["schemas"]["SelectedLeadDto"];
                 };
             };
             /** @description `If-None-Match` names the current `ETag`: the body would be the same, and is not sent. Not counted against the per-minute limit (its hit is given back: the rate-limit headers say so). */

@@ -1,10 +1,21 @@
-import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
+import {
+  ApiExtraModels,
+  ApiProperty,
+  type ApiPropertyOptions,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { ChangePageDto, ItemDeletedDto, ItemUpsertedDto } from '../../changes/dto/change.dto';
-import { CompanyDto } from './company.dto';
+import { wholeOrSelected } from '../../items/field-dto';
+import { CompanyDto, SelectedCompanyDto } from './company.dto';
 
+@ApiExtraModels(CompanyDto, SelectedCompanyDto)
 export class CompanyUpsertedDto extends ItemUpsertedDto {
-  @ApiProperty({ type: CompanyDto, description: 'The company as it is now, contacts included.' })
-  company!: CompanyDto;
+  @ApiProperty({
+    ...(wholeOrSelected(CompanyDto, SelectedCompanyDto) as ApiPropertyOptions),
+    description:
+      'The company as it is now, contacts included. With `fields`, only those fields (and its `id`).',
+  })
+  company!: CompanyDto | SelectedCompanyDto;
 }
 
 /** A page of `GET /v1/companies/changes`. */

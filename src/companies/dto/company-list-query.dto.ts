@@ -1,5 +1,9 @@
+import { WithFields } from '../../items/fields-query';
 import { FilteredListQuery } from '../../items/filters';
-import { COMPANY_FILTERS } from '../company.fields';
+import { COMPANY_FILTERS, COMPANY_SELECTABLE } from '../company.fields';
 
-/** `limit`, `offset`, `since` and the companies list's filters. */
-export class CompanyListQueryDto extends FilteredListQuery(COMPANY_FILTERS) {}
+/** `limit`, `offset`, `since`, the companies list's filters and `fields`. */
+export class CompanyListQueryDto extends WithFields(
+  FilteredListQuery(COMPANY_FILTERS),
+  COMPANY_SELECTABLE,
+) {}

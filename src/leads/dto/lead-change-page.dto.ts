@@ -1,13 +1,21 @@
-import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
+import {
+  ApiExtraModels,
+  ApiProperty,
+  type ApiPropertyOptions,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { ChangePageDto, ItemDeletedDto, ItemUpsertedDto } from '../../changes/dto/change.dto';
-import { LeadDto } from './lead.dto';
+import { wholeOrSelected } from '../../items/field-dto';
+import { LeadDto, SelectedLeadDto } from './lead.dto';
 
+@ApiExtraModels(LeadDto, SelectedLeadDto)
 export class LeadUpsertedDto extends ItemUpsertedDto {
   @ApiProperty({
-    type: LeadDto,
-    description: "The lead as it is now, with its company's current name.",
+    ...(wholeOrSelected(LeadDto, SelectedLeadDto) as ApiPropertyOptions),
+    description:
+      "The lead as it is now, with its company's current name. With `fields`, only those fields (and its `id`).",
   })
-  lead!: LeadDto;
+  lead!: LeadDto | SelectedLeadDto;
 }
 
 /** A page of `GET /v1/leads/changes`. */

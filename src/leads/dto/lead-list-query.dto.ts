@@ -1,5 +1,9 @@
+import { WithFields } from '../../items/fields-query';
 import { FilteredListQuery } from '../../items/filters';
-import { LEAD_FILTERS } from '../lead.fields';
+import { LEAD_FILTERS, LEAD_SELECTABLE } from '../lead.fields';
 
-/** `limit`, `offset`, `since` and the leads list's filters. */
-export class LeadListQueryDto extends FilteredListQuery(LEAD_FILTERS) {}
+/** `limit`, `offset`, `since`, the leads list's filters and `fields`. */
+export class LeadListQueryDto extends WithFields(
+  FilteredListQuery(LEAD_FILTERS),
+  LEAD_SELECTABLE,
+) {}

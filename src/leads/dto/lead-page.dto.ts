@@ -1,12 +1,16 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty } from '@nestjs/swagger';
+import { wholeOrSelected } from '../../items/field-dto';
 import { type Page, PageDto } from '../../items/page';
-import { LeadDto } from './lead.dto';
+import { LeadDto, SelectedLeadDto } from './lead.dto';
 
 /** A page of `GET /v1/leads`. */
-export class LeadPageDto extends PageDto implements Page<LeadDto> {
+@ApiExtraModels(LeadDto, SelectedLeadDto)
+export class LeadPageDto extends PageDto implements Page<LeadDto | SelectedLeadDto> {
   @ApiProperty({
-    type: [LeadDto],
-    description: 'The leads of the page: `intentScore` descending, ties by `id` ascending.',
+    type: 'array',
+    items: wholeOrSelected(LeadDto, SelectedLeadDto),
+    description:
+      'The leads of the page: `intentScore` descending, ties by `id` ascending. With `fields`, each with only those fields (and its `id`).',
   })
-  data!: LeadDto[];
+  data!: (LeadDto | SelectedLeadDto)[];
 }

@@ -1,8 +1,12 @@
 import { SAFE_BOUND_CTES } from '../../changes/change-feed-sql';
 import { type EventType } from '../webhook-events';
-import { rowsOf, type PoolOrClient } from './statements';
+import { rowsOf, type PoolOrClient } from '../../database/rows';
 
-// The admin tool's statements: endpoints, their secrets, their latest attempts.
+// The admin tool's statements: endpoints, their secrets, their latest attempts. The webhooks'
+// statements are one file per use (as graphile-worker keeps its src/sql/): these, the dispatcher's
+// (worker/sql/dispatch.sql.ts: changes to events) and the delivery worker's (delivery.sql.ts:
+// claim, record). Endpoints hold xid8 positions, which Prisma cannot write, so the admin side uses
+// SQL too.
 
 /**
  * A new endpoint starts at the feeds' safe bound: every change that can still appear (at or

@@ -1,4 +1,4 @@
-import { rowsOf, type PoolOrClient } from '../../webhooks/sql/statements';
+import { rowsOf, type PoolOrClient } from '../../database/rows';
 
 /**
  * The delivery backlog, every endpoint together, for the worker's metrics: the pending events

@@ -1,4 +1,4 @@
-import { rowsOf, type PoolOrClient } from '../../webhooks/sql/statements';
+import { rowsOf, type PoolOrClient } from '../../database/rows';
 
 // The delivery worker's statements: claim events, record attempts, pause and disable.
 

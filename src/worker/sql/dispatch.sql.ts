@@ -1,7 +1,7 @@
 import { feedPageCte, SAFE_BOUND_CTES } from '../../changes/change-feed-sql';
 import { itemJsonSql } from '../../items/item-sql';
 import { WEBHOOK_FEEDS, type EventType, type WebhookFeed } from '../../webhooks/webhook-events';
-import { rowsOf, type PoolOrClient } from '../../webhooks/sql/statements';
+import { rowsOf, type PoolOrClient } from '../../database/rows';
 
 // The dispatcher's statements: each endpoint's new changes become events and delivery jobs.
 

@@ -1,17 +1,14 @@
-import type { ChangePosition } from './change-cursor';
-import type { FeedRow, FeedStart } from './change-feed';
-
-/** A position of the feed, without the pass. */
-export type FeedPosition = Omit<ChangePosition, 'pass'>;
+import type { FeedPosition } from '../change-cursor';
+import type { FeedRow } from '../change-feed';
 
 /** The statements a stream reads its pages with, each in the workspace's turn. */
 export interface PageReads {
   /** The changes after `from`: at most `limit` (the largest page), fewer when held back. */
-  page(from: FeedStart, limit?: number): Promise<FeedRow>;
+  page(from: FeedPosition, limit?: number): Promise<FeedRow>;
   /** The changes after `from` up to `to`, a range that `boundaries` gave. */
-  range(from: FeedStart, to: FeedPosition): Promise<FeedRow>;
+  range(from: FeedPosition, to: FeedPosition): Promise<FeedRow>;
   /** Where the next pages end, each a page long, as far ahead as one statement reads. */
-  boundaries(from: FeedStart): Promise<FeedPosition[]>;
+  boundaries(from: FeedPosition): Promise<FeedPosition[]>;
 }
 
 /**
@@ -31,12 +28,12 @@ export interface PageReads {
 export class PagesAhead {
   private boundaries: FeedPosition[] = [];
   private readonly reading: { to: FeedPosition; row: Promise<FeedRow> }[] = [];
-  /** Where the last read given out ends (with the stream's pass). */
-  private planned: FeedStart;
+  /** Where the last read given out ends. */
+  private planned: FeedPosition;
 
   constructor(
     private readonly reads: PageReads,
-    after: FeedStart,
+    after: FeedPosition,
     /** How many pages may be read at once, asked before each read given out. */
     private readonly depth: () => number,
   ) {
@@ -71,14 +68,13 @@ export class PagesAhead {
   private readAhead(): void {
     while (this.reading.length < this.depth() && this.boundaries.length > 0) {
       const to = this.boundaries.shift() as FeedPosition;
-      const from = this.planned;
-      this.planned = { ...to, pass: from.pass };
-      this.reading.push({ to, row: settled(this.reads.range(from, to)) });
+      this.reading.push({ to, row: settled(this.reads.range(this.planned, to)) });
+      this.planned = to;
     }
   }
 }
 
-function positionOf({ txid, id, pass }: FeedRow): FeedStart {
+function positionOf({ txid, id, pass }: FeedRow): FeedPosition {
   return { txid, id, pass };
 }
 

@@ -1,23 +1,26 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /*
- * The README's Docker section is what a newcomer runs: its export lines must be every variable
- * the compose files require (`${NAME:?message}`), and every `docker compose exec|run` it or the
- * docs write must name a service of docker-compose.yml, the worker for the `webhook` commands
- * (the only service with WEBHOOK_SECRET_KEY). No engine needed: .ci/run also resolves the
- * compose file with the README's export lines alone (`docker compose config`).
+ * The Docker section of docs/operations.md is what a newcomer runs: its export lines must be every
+ * variable the compose files require (`${NAME:?message}`), and every `docker compose exec|run`
+ * that the README or a page of docs/ writes must name a service of docker-compose.yml, the worker
+ * for the `webhook` commands (the only service with WEBHOOK_SECRET_KEY). No engine needed:
+ * .ci/run also resolves the compose file with the section's export lines alone
+ * (`docker compose config`).
  */
 const ROOT = join(__dirname, '..');
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
-const README = read('README.md');
+const OPERATIONS = read('docs/operations.md');
 const COMPOSE = read('docker-compose.yml');
 
+/** From `### Docker` to the next heading of its level, as .ci/run's sed reads it. */
 function dockerSection(): string {
-  const start = README.indexOf('\n### Docker\n');
-  const end = README.indexOf('\n### ', start + 1);
+  const start = OPERATIONS.indexOf('\n### Docker\n');
+  const end = OPERATIONS.indexOf('\n### ', start + 1);
   expect(start).toBeGreaterThan(0);
-  return README.slice(start, end);
+  expect(OPERATIONS.slice(end + 1)).toMatch(/^### Several/);
+  return OPERATIONS.slice(start, end);
 }
 
 function requiredVariables(compose: string): string[] {
@@ -31,7 +34,8 @@ function services(): string[] {
 
 /** Every `docker compose exec|run` command of the README and docs/, with its service. */
 function composeCommands(): { line: string; service: string }[] {
-  const texts = [README, read('docs/changes.md'), read('docs/scaling.md'), read('docs/api.md')];
+  const pages = readdirSync(join(ROOT, 'docs')).filter((file) => file.endsWith('.md'));
+  const texts = ['README.md', ...pages.map((page) => `docs/${page}`)].map(read);
   return texts.flatMap((text) =>
     [...text.matchAll(/docker compose (?:exec|run)((?: --?[a-z-]+)*) ([a-z0-9-]+)([^`\n]*)/g)].map(
       (match) => ({ line: match[0], service: match[2] }),
@@ -42,7 +46,12 @@ function composeCommands(): { line: string; service: string }[] {
 it('exports, in its Docker section, every variable the compose files require', () => {
   const exported = [...dockerSection().matchAll(/^export (\w+)=/gm)].map((match) => match[1]);
   const required = requiredVariables(COMPOSE + read('docker-compose.pgbouncer.yml'));
-  expect(required).toEqual(['API_KEY_SECRET', 'POSTGRES_PASSWORD', 'WEBHOOK_SECRET_KEY']);
+  expect(required).toEqual([
+    'API_KEY_SECRET',
+    'API_ROLE_PASSWORD',
+    'POSTGRES_PASSWORD',
+    'WEBHOOK_SECRET_KEY',
+  ]);
   expect(exported.sort()).toEqual(required);
 });
 
@@ -60,7 +69,7 @@ it('writes its compose commands against services of the compose file, webhooks i
 
 it('hard-codes no database password in the compose files', () => {
   for (const file of ['docker-compose.yml', 'docker-compose.pgbouncer.yml']) {
-    expect([file, read(file).match(/postgres:postgres@|POSTGRES_PASSWORD: [a-z]/g)]).toEqual([
+    expect([file, read(file).match(/:\/\/\w+:\w+@|(?:POSTGRES|DB)_PASSWORD: [a-z]/g)]).toEqual([
       file,
       null,
     ]);

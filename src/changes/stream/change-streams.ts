@@ -1,19 +1,19 @@
 import { BadRequestException, Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { Draining } from '../common/draining';
-import { Environment } from '../config/environment';
-import { Database } from '../database/database';
-import type { Queryable } from '../database/queryable';
-import { StreamLimitException, StreamsSaturatedException } from '../http/refusals';
-import { ROOT_LOGGER } from '../logging/app-logger';
-import { markStream, type StreamEnd } from '../logging/stream-outcome';
-import type { BodyBudget } from '../items/body-budget';
-import { ChangeCursors } from './change-cursor';
-import { type FeedRow, type FeedStart, readFeedRow, startOf } from './change-feed';
-import type { Feed } from './change-feed-sql';
-import { MAX_CHANGES_LIMIT } from './changes-query.dto';
-import { type FeedPosition, PagesAhead, type PageReads } from './change-stream-pages';
+import { Draining } from '../../common/draining';
+import { KeyedCounter } from '../../common/keyed-counter';
+import { Environment } from '../../config/environment';
+import { Database } from '../../database/database';
+import { StreamLimitException, StreamsSaturatedException } from '../../http/refusals';
+import { ROOT_LOGGER } from '../../logging/app-logger';
+import { markStream, type StreamEnd } from '../../logging/stream-outcome';
+import { BodyBudget } from '../../items/body-budget';
+import { ChangeCursors, type FeedPosition } from '../change-cursor';
+import { type FeedRow, readFeedRow, startOf } from '../change-feed';
+import type { Feed } from '../change-feed-sql';
+import { MAX_CHANGES_LIMIT } from '../changes-query.dto';
+import { PagesAhead, type PageReads } from './change-stream-pages';
 import { NDJSON, NdjsonWriter, StreamCut } from './ndjson-writer';
 
 /** A refused stream may try again this soon: a stream runs for minutes, not milliseconds. */
@@ -47,6 +47,16 @@ export interface StreamedFeed {
   boundaries: string;
 }
 
+/** One stream: the feed's statements, the workspace, where to start, and the exchange. */
+export interface StreamOptions {
+  statements: StreamedFeed;
+  workspaceId: string;
+  /** A cursor of the feed, or none: from the start. */
+  cursor: string | undefined;
+  request: Request;
+  response: Response;
+}
+
 /**
  * The change feeds as one response each (docs/changes.md, "The whole feed in one request"): the
  * pages' changes, in the same order, one JSON object per line, a checkpoint line (`{"cursor"}`)
@@ -69,8 +79,8 @@ export class ChangeStreams {
   private readonly stallMs: number;
   private readonly perWorkspaceLimit: number;
   private readonly instanceLimit: number;
-  private readonly byWorkspace = new Map<string, number>();
-  private runningCount = 0;
+  /** The streams running, per workspace. */
+  private readonly streams = new KeyedCounter();
   observer: ChangeStreamObserver | undefined;
 
   constructor(
@@ -78,6 +88,7 @@ export class ChangeStreams {
     private readonly cursors: ChangeCursors,
     private readonly draining: Draining,
     private readonly database: Database,
+    private readonly bodies: BodyBudget,
     @Inject(ROOT_LOGGER) private readonly logger: Logger,
   ) {
     this.maxMs = environment.CHANGE_STREAM_MAX_SECONDS * 1000;
@@ -88,7 +99,7 @@ export class ChangeStreams {
 
   /** Streams running on this instance, every workspace together (a metric). */
   get running(): number {
-    return this.runningCount;
+    return this.streams.total;
   }
 
   /**
@@ -96,22 +107,20 @@ export class ChangeStreams {
    * (before anything is sent) a 400 for a bad Accept or cursor, a 429 or 503 for the limits, a
    * 410 for an expired cursor; once the stream has begun, it ends it rather than throw.
    */
-  async stream(
-    statements: StreamedFeed,
-    database: Queryable,
-    bodies: BodyBudget,
-    workspaceId: string,
-    cursor: string | undefined,
-    request: Request,
-    response: Response,
-  ): Promise<void> {
+  async stream({
+    statements,
+    workspaceId,
+    cursor,
+    request,
+    response,
+  }: StreamOptions): Promise<void> {
     // Real time: the bound is the load balancers' and deploys' (not the clock tests move).
     const startedAt = performance.now();
-    if (!acceptsNdjson(request.headers.accept)) {
+    if (!request.accepts(NDJSON)) {
       throw new BadRequestException([`Accept must allow ${NDJSON}`]);
     }
     const { feed } = statements;
-    const from: FeedStart = startOf(this.cursors, feed, workspaceId, cursor);
+    const from = startOf(this.cursors, feed, workspaceId, cursor);
     const release = this.admit(workspaceId, response);
     const writer = new NdjsonWriter(request, response, this.stallMs, (bytes) =>
       this.observer?.sent(0, bytes),
@@ -128,7 +137,7 @@ export class ChangeStreams {
       release();
       if (begun) this.observer?.ended(outcome().ended);
     });
-    const reads = pageReads(statements, database, bodies, workspaceId);
+    const reads = this.pageReads(statements, workspaceId);
     let row: FeedRow;
     try {
       row = await reads.page(from, FIRST_PAGE_CHANGES);
@@ -183,66 +192,42 @@ export class ChangeStreams {
     writer.end(`{"cursor":${JSON.stringify(cursorText)},"hasMore":${ended !== 'completed'}}\n`);
   }
 
-  /** Counts the stream against its limits until `release`; throws its 429 or 503 when over. */
-  private admit(workspaceId: string, response: Response): () => void {
-    const running = this.byWorkspace.get(workspaceId) ?? 0;
-    if (running >= this.perWorkspaceLimit || this.runningCount >= this.instanceLimit) {
-      response.setHeader('Retry-After', String(STREAM_RETRY_AFTER_SECONDS));
-      if (running >= this.perWorkspaceLimit) {
-        throw new StreamLimitException(this.perWorkspaceLimit);
-      }
-      throw new StreamsSaturatedException();
-    }
-    this.byWorkspace.set(workspaceId, running + 1);
-    this.runningCount++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.runningCount--;
-      const left = (this.byWorkspace.get(workspaceId) ?? 1) - 1;
-      if (left === 0) this.byWorkspace.delete(workspaceId);
-      else this.byWorkspace.set(workspaceId, left);
+  /** A stream's statements, each in the workspace's turn, its pages through the body budget. */
+  private pageReads(
+    { feed, lines, range, boundaries }: StreamedFeed,
+    workspaceId: string,
+  ): PageReads {
+    const database = this.database.forWorkspace(workspaceId);
+    const room = { budget: this.bodies, key: `${feed}/stream:${workspaceId}` };
+    const limit = MAX_CHANGES_LIMIT;
+    return {
+      page: (after, first = limit) =>
+        readFeedRow(database, { sql: lines, workspaceId, after, limit: first, room }),
+      range: (after, to) =>
+        readFeedRow(database, { sql: range, workspaceId, after, limit, to, room }),
+      boundaries: async (after) => {
+        const ends = await database.query<Pick<FeedPosition, 'txid' | 'id'>>(boundaries, [
+          workspaceId,
+          after.txid,
+          after.id,
+          limit,
+          BOUNDARIES_AHEAD,
+        ]);
+        return ends.map(({ txid, id }) => ({ txid, id, pass: after.pass }));
+      },
     };
   }
-}
 
-/**
- * Whether an Accept header admits NDJSON: absent, or naming it, `application/*` or `*\/*` with a
- * weight above 0 (RFC 9110, 12.5.1).
- */
-export function acceptsNdjson(accept: string | undefined): boolean {
-  if (accept === undefined || accept.trim() === '') return true;
-  return accept.split(',').some((entry) => {
-    const [range, ...parameters] = entry.split(';').map((part) => part.trim().toLowerCase());
-    if (range !== NDJSON && range !== 'application/*' && range !== '*/*') return false;
-    const weight = parameters.find((parameter) => parameter.replace(/\s/g, '').startsWith('q='));
-    return weight === undefined || Number(weight.replace(/\s/g, '').slice(2)) > 0;
-  });
-}
-
-/** A stream's statements, each in the workspace's turn, its pages through the body budget. */
-function pageReads(
-  { feed, lines, range, boundaries }: StreamedFeed,
-  database: Queryable,
-  bodies: BodyBudget,
-  workspaceId: string,
-): PageReads {
-  const room = { budget: bodies, key: `${feed}/stream:${workspaceId}` };
-  return {
-    page: (from, limit = MAX_CHANGES_LIMIT) =>
-      readFeedRow(database, lines, workspaceId, from, limit, room),
-    range: (from, to) =>
-      readFeedRow(database, range, workspaceId, from, MAX_CHANGES_LIMIT, room, to),
-    boundaries: async (from) =>
-      database.query<FeedPosition>(boundaries, [
-        workspaceId,
-        from.txid,
-        from.id,
-        MAX_CHANGES_LIMIT,
-        BOUNDARIES_AHEAD,
-      ]),
-  };
+  /** Counts the stream against its limits until `release`; throws its 429 or 503 when over. */
+  private admit(workspaceId: string, response: Response): () => void {
+    const workspaceFull = this.streams.of(workspaceId) >= this.perWorkspaceLimit;
+    if (workspaceFull || this.streams.total >= this.instanceLimit) {
+      response.setHeader('Retry-After', String(STREAM_RETRY_AFTER_SECONDS));
+      if (workspaceFull) throw new StreamLimitException(this.perWorkspaceLimit);
+      throw new StreamsSaturatedException();
+    }
+    return this.streams.acquire(workspaceId);
+  }
 }
 
 function countLines(text: string): number {

@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString } from 'class-validator';
-import { IsGivenOnce } from '../http/list-query.dto';
+import { IsGivenOnce } from '../../http/list-query.dto';
 
 /** `cursor` alone: a stream has no page size (any other parameter, `limit` too, is a 400). */
 export class ChangeStreamQueryDto {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Writable } from 'node:stream';
 import { constants, createBrotliCompress, createGzip } from 'node:zlib';
-import { COMPRESSION, negotiateEncoding } from '../http/compression';
+import { COMPRESSION, negotiateEncoding } from '../../http/compression';
 
 export const NDJSON = 'application/x-ndjson';
 
