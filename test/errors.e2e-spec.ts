@@ -10,6 +10,7 @@ import { createTestApp, type TestApp } from './support/app';
 import { createTestDatabase, type TestDatabase, waitForLockWaiter } from './support/database';
 import { createApiKey, createCompany, createWorkspace } from './support/factories';
 import { Database } from '../src/database/database';
+import { until } from './support/until';
 
 /**
  * A TCP relay between the application and PostgreSQL, that the test takes down and brings back:
@@ -290,16 +291,25 @@ describe('503', () => {
     const admin = new Client({ connectionString: database.directUrl });
     await admin.connect();
     try {
-      const { rows } = await admin.query<{ terminated: boolean }>(
-        `SELECT pg_terminate_backend(pid) AS terminated FROM pg_stat_activity
+      const { rows } = await admin.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity, pg_terminate_backend(pid)
          WHERE datname = current_database() AND pid <> pg_backend_pid()`,
       );
       expect(rows.length).toBeGreaterThan(0);
+      // Until those backends are gone (pg_terminate_backend only signals them), so that their
+      // FATAL messages have reached the pool's idle connections before the next requests: a
+      // fixed wait could end first on a loaded machine and hand three dead connections out.
+      const pids = rows.map((row) => row.pid);
+      await until('the terminated backends to exit', async () => {
+        const left = await admin.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1)',
+          [pids],
+        );
+        return left.rows[0].n === 0;
+      });
     } finally {
       await admin.end();
     }
-    // Let the FATAL messages reach the pool's idle connections before the next requests.
-    await new Promise((resolve) => setTimeout(resolve, 200));
 
     const statuses: number[] = [];
     for (let i = 0; i < 3; i++) statuses.push((await get('/v1/companies')).status);

@@ -76,7 +76,9 @@ describe('listening sockets', () => {
       await expect(connected(port)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
       expect(closed).toBe(false);
       for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Bounded, not a fixed wait: the server sees the connections end in a later turn.
+      const deadline = Date.now() + 10_000;
+      while (!closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       expect(closed).toBe(true);
     },
   );

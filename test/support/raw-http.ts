@@ -1,14 +1,20 @@
 import type { INestApplication } from '@nestjs/common';
 import { Agent, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
+import { setServerTimeouts } from '../../src/server/server-timeouts';
 
 /*
  * HTTP without supertest, for what supertest cannot send or would rewrite: a path exactly as
  * written (superagent re-encodes some characters), any method, any bytes on the wire.
  */
 
-/** Starts the application on a loopback port and returns the port. */
+/**
+ * Starts the application on a loopback port and returns the port, with the server's own timeouts
+ * (keep-alive 65 s, headers, request), as startServer sets them: not Node's defaults (keep-alive
+ * 5 s), which the tests' kept-alive agents would otherwise meet and production does not.
+ */
 export async function listenOnLoopback(app: INestApplication): Promise<number> {
+  setServerTimeouts(app.getHttpServer() as Server);
   await app.listen(0, '127.0.0.1');
   return ((app.getHttpServer() as Server).address() as AddressInfo).port;
 }

@@ -73,6 +73,10 @@ export class Receiver {
         });
       });
     });
+    // Longer than the worker's agent keeps an idle socket (30 s): with Node's default of 5 s, the
+    // agent keeps it 4 s (the server's hint less a second), and a stall of the process longer than
+    // that second could send a delivery on a socket this server is closing.
+    this.server.keepAliveTimeout = 120_000;
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`;
   }
