@@ -1,6 +1,7 @@
 import { Agent } from 'node:http';
 import { Database } from '../src/database/database';
 import { OverloadedError } from '../src/database/fair-queue';
+import { POOL_SIZE } from '../src/database/pool-config';
 import { createTestApp, type TestApp } from './support/app';
 import { createApiKey, insertCompanies } from './support/factories';
 import { createTenant } from './support/http';
@@ -22,6 +23,8 @@ const LIMIT = 20;
 const LIGHT_WORKSPACES = 19;
 const HEAVY_KEYS = 5;
 const WAVES = 3;
+// The warm-up's requests at once: the instance's statement connections (POOL_SIZE), no more.
+const WARM_UP_AT_ONCE = POOL_SIZE;
 
 let t: TestApp;
 let port: number;
@@ -60,20 +63,35 @@ const get = (path: string, key: string) =>
   send(port, path, { agent, headers: { Authorization: `Bearer ${key}` } });
 
 it('serves twenty workspaces at their limit at once, one on heavy pages: no 503', async () => {
+  // The server warmed first, as a server that has been serving is: each key's page read once, a
+  // few at a time. A burst that reaches a server just started may be refused in part, as
+  // docs/api.md says (its first statements are several times slower, and the queue prices the
+  // workspaces it has not measured yet by them): CI once saw 70 of the 1,200 requests shed that
+  // way, through PgBouncer's new server connections on a busy machine. What this test holds is
+  // the steady state: each workspace priced at its own cost, and no 503 for a wave that drains.
+  const keys = [...heavyKeys, ...lightKeys];
+  for (let i = 0; i < keys.length; i += WARM_UP_AT_ONCE) {
+    const warmed = await Promise.all(
+      keys.slice(i, i + WARM_UP_AT_ONCE).map((key) => get('/v1/companies?limit=200', key)),
+    );
+    expect(warmed.map(({ status }) => status)).toEqual(warmed.map(() => 200));
+  }
   const { fairQueue } = t.app.get(Database);
   const run = fairQueue.run.bind(fairQueue);
   const shed: string[] = [];
   let mostWaiting = 0;
+  let wave = 0;
   jest.spyOn(fairQueue, 'run').mockImplementation((flow, task) => {
     mostWaiting = Math.max(mostWaiting, fairQueue.waiting);
     return run(flow, task).catch((error: unknown) => {
-      if (error instanceof OverloadedError) shed.push(error.message);
+      // Which wave, and the flow: a failure says whether the first wave alone was shed.
+      if (error instanceof OverloadedError) shed.push(`wave ${wave}, ${flow}: ${error.message}`);
       throw error;
     });
   });
   const responses: RawResponse[] = [];
   try {
-    for (let wave = 0; wave < WAVES; wave++) {
+    for (; wave < WAVES; wave++) {
       const requests = [
         ...Array.from({ length: LIMIT }, (_, i) =>
           get('/v1/companies?limit=200', heavyKeys[i % HEAVY_KEYS]),
