@@ -183,7 +183,7 @@ it(`${CLIENTS} clients read the largest page ${ROUNDS} times at once: complete 2
   // Still the same process, answering: on a new connection. The probe's kept-alive one has been
   // idle since the load began, and the pages' checks above hold this event loop for seconds: the
   // server may close it (its keep-alive timeout, 65 s) while this process, busy, has not yet seen
-  // the close, and the request would go out on a closed socket (CI saw it once: no status).
+  // the close, and the request would go out on a closed socket (ECONNRESET, no status).
   const fresh = new Agent({ keepAlive: false });
   agents.push(fresh);
   const after = await get(fresh, port, '/v1/me', key);

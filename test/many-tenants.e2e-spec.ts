@@ -66,9 +66,9 @@ it('serves twenty workspaces at their limit at once, one on heavy pages: no 503'
   // The server warmed first, as a server that has been serving is: each key's page read once, a
   // few at a time. A burst that reaches a server just started may be refused in part, as
   // docs/api.md says (its first statements are several times slower, and the queue prices the
-  // workspaces it has not measured yet by them): CI once saw 70 of the 1,200 requests shed that
-  // way, through PgBouncer's new server connections on a busy machine. What this test holds is
-  // the steady state: each workspace priced at its own cost, and no 503 for a wave that drains.
+  // workspaces it has not measured yet by them; through PgBouncer each first statement may also
+  // open a server connection). What this test holds is the steady state: each workspace priced at
+  // its own cost, and no 503 for a wave that drains.
   const keys = [...heavyKeys, ...lightKeys];
   for (let i = 0; i < keys.length; i += WARM_UP_AT_ONCE) {
     const warmed = await Promise.all(
