@@ -1,28 +1,38 @@
 import 'reflect-metadata';
-import { Controller, Get, Module } from '@nestjs/common';
+import { Controller, Get, Module, Req, Res } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
-import type { Express } from 'express';
+import type { Express, Request, Response } from 'express';
+import { answerBare } from './bare-handler';
 
 /*
- * The framework's own floor for workload (z), between the bare server and the service: Express
- * alone (`FRAMEWORK=express`: one route answering the probe's JSON with res.json), and NestJS on
- * Express alone (`FRAMEWORK=nest`: one controller returning it, nothing global). What the service
- * spends above the second is its own (docs/benchmarks.md, "The fixed cost of a request").
+ * The framework's own floor, between the bare server and the service: Express alone
+ * (`FRAMEWORK=express`) and NestJS on Express alone (`FRAMEWORK=nest`, nothing global). Workload
+ * (z)'s probe is answered by the framework (res.json; a controller returning the object); the
+ * workloads with a key ((a), (e), (f)) are routed by the framework to the bare server's own
+ * handler (bare-handler.ts), so that what they cost above the bare server is the framework's
+ * routing alone, and what the service spends above them is its own (docs/benchmarks.md, "The
+ * fixed cost of a request").
  */
 const BODY = { status: 'ok', info: {}, error: {}, details: {} };
 const port = Number(process.env.PORT ?? 3000);
+const KEYED = ['/v1/me', '/v1/companies', '/v1/leads'];
 
 // /health/ready too: what the runner polls until a server is up (servers.ts).
-@Controller('health')
-class HealthController {
-  @Get(['live', 'ready'])
+@Controller()
+class FrameworkController {
+  @Get(['health/live', 'health/ready'])
   live(): typeof BODY {
     return BODY;
   }
+
+  @Get(KEYED)
+  keyed(@Req() request: Request, @Res() response: Response): void {
+    answerBare(request, response);
+  }
 }
 
-@Module({ controllers: [HealthController] })
+@Module({ controllers: [FrameworkController] })
 class FrameworkModule {}
 
 async function main(): Promise<void> {
@@ -30,6 +40,7 @@ async function main(): Promise<void> {
   if (process.env.FRAMEWORK === 'express') {
     const app = adapter.getInstance<Express>();
     app.get(['/health/live', '/health/ready'], (_request, response) => void response.json(BODY));
+    app.get(KEYED, (request, response) => answerBare(request, response));
     app.listen(port);
     return;
   }

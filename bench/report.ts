@@ -10,8 +10,8 @@ import type { RefusalCost } from './refusal-cost';
 
 /**
  * `metrics`: the service with METRICS_PORT set; `*-older-node`: the service and the bare server on
- * the older supported Node; `*-alone`: Express, and NestJS on Express, answering (z)'s probe (each
- * measured on a few workloads only).
+ * the older supported Node; `*-alone`: Express, and NestJS on Express, answering (z)'s probe and
+ * routing (a), (e) and (f) to the bare server's handler (each measured on a few workloads only).
  */
 export type ServerName =
   | 'service'
@@ -116,7 +116,7 @@ export function renderReport(report: Report): string {
         : `, generated in ${number(report.generation)} s.`),
     `- Load: autocannon, ${report.connections} connections (c1 and the feed pages g1–g3: one), ` +
       'per workload the servers in the order ' +
-      `${report.smoke ? 'each once' : 'service, metrics, bare, service and bare on the older Node (on (a), (e) and (z) only) with naive and the frameworks alone (on (z) only) between them, bare, metrics, service'} ` +
+      `${report.smoke ? 'each once' : 'service, metrics, bare, service and bare on the older Node (on (a), (e) and (z) only) with naive and the frameworks alone (on (a), (e), (f) and (z)) between them, bare, metrics, service'} ` +
       '(metrics: the service with METRICS_PORT set, on (e) and (z) only; the feed ' +
       'pages without the naive server, which has no feed of its own), each period ' +
       `${report.seconds} s after a warm-up; requests drawn at random from the workload; p50 ` +

@@ -35,7 +35,8 @@ export const WITH_METRICS: ServerName[] = [...SERVERS, 'metrics'];
 // on the workloads that say so: the run shows whether the Node that ships is slower on any of them.
 export const OLDER_NODE_MAJOR = 20;
 export const ON_OLDER_NODE: ServerName[] = ['service-older-node', 'bare-older-node'];
-// Express alone and NestJS alone, answering the probe of (z): the framework's own floor.
+// Express alone and NestJS alone (the probe of (z), and the bare handler behind their routing):
+// the framework's own floor.
 export const FRAMEWORK_ALONE: ServerName[] = ['express-alone', 'nest-alone'];
 export const STARTED: ServerName[] = [...WITH_METRICS, ...ON_OLDER_NODE, ...FRAMEWORK_ALONE];
 // Per workload, the service and the bare server twice, in mirrored order, so that the machine's

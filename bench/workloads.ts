@@ -148,7 +148,7 @@ export function defineWorkloads(
       id: 'a',
       title: 'page one of companies, limit=50, random small workspaces',
       requests: small.map((w) => ({ path: '/v1/companies?limit=50', key: keyOf(w) })),
-      servers: [...SERVERS, ...ON_OLDER_NODE],
+      servers: [...SERVERS, ...ON_OLDER_NODE, ...FRAMEWORK_ALONE],
       statements: companies,
     },
     {
@@ -302,13 +302,14 @@ export function defineWorkloads(
       id: 'e',
       title: 'GET /v1/me, random keys',
       requests: [...keys.values()].map((key) => ({ path: '/v1/me', key })),
-      servers: [...WITH_METRICS, ...ON_OLDER_NODE],
+      servers: [...WITH_METRICS, ...ON_OLDER_NODE, ...FRAMEWORK_ALONE],
       statements: (request) => [[API_KEY_BY_HASH_SQL, [[hashOf(request.key)]]]],
     },
     {
       id: 'f',
       title: 'page one of leads, limit=50, random small workspaces',
       requests: small.map((w) => ({ path: '/v1/leads?limit=50', key: keyOf(w) })),
+      servers: [...SERVERS, ...FRAMEWORK_ALONE],
       statements: list(LEAD_LIST, LEAD_SELECTABLE),
     },
   ];

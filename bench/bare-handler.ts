@@ -1,0 +1,110 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Pool, type QueryResultRow } from 'pg';
+import { hashApiKey, isWellFormedApiKey } from '../src/auth/api-key';
+import { API_KEY_BY_HASH_SQL, type ApiKeyRow } from '../src/auth/api-keys.sql';
+import { ChangeCursors } from '../src/changes/change-cursor';
+import { changeFeedPage } from '../src/changes/change-feed';
+import type { Feed } from '../src/changes/change-feed-sql';
+import { COMPANY_CHANGES_SQL, COMPANY_LIST } from '../src/companies/companies.sql';
+import type { Environment } from '../src/config/environment';
+import { LEAD_CHANGES_SQL, LEAD_LIST } from '../src/leads/leads.sql';
+import { COMPANY_SELECTABLE } from '../src/companies/company.fields';
+import type { Selectable } from '../src/items/field-selection';
+import { LEAD_SELECTABLE } from '../src/leads/lead.fields';
+import type { ListStatements } from '../src/items/list-page';
+import { listStatement } from './list-statement';
+import type { Queryable } from '../src/database/queryable';
+import { BodyBudget } from '../src/items/body-budget';
+import { POOL_SIZE, PRIORITY_CONNECTIONS, poolConfig } from '../src/database/pool-config';
+import { planIncludesApiAccess } from '../src/auth/plans';
+
+/**
+ * The bare limit's answers: the fastest thing that answers the benchmark's requests with the same
+ * bytes. node:http and pg, no framework, no ORM, no validation beyond what the benchmark sends, no
+ * rate limit, no logging. It runs the service's own SQL (imported, not copied) on a pool configured
+ * like the service's, and looks the key up by its hash the same way. The change feeds run the
+ * service's own page function (statement, then the signed cursor) on that pool.
+ *
+ * The bare server (bare-server.ts) is this handler on node:http; Express alone and NestJS alone
+ * (framework-servers.ts) route the same requests to it, so that the framework's own toll on each
+ * workload is measured apart from the service's work.
+ */
+const { DATABASE_URL, API_KEY_SECRET = '' } = process.env;
+
+// One pool of as many connections as the service's two (its key lookups' and its statements').
+const pool = new Pool(poolConfig(DATABASE_URL ?? '', 'startup', POOL_SIZE + PRIORITY_CONNECTIONS));
+
+const LISTS: Record<string, [ListStatements, Selectable]> = {
+  '/v1/companies': [COMPANY_LIST, COMPANY_SELECTABLE],
+  '/v1/leads': [LEAD_LIST, LEAD_SELECTABLE],
+};
+
+const FEEDS: Record<string, [Feed, string]> = {
+  '/v1/companies/changes': ['companies', COMPANY_CHANGES_SQL],
+  '/v1/leads/changes': ['leads', LEAD_CHANGES_SQL],
+};
+// The same secret makes the same cursors: the answers stay byte for byte the service's.
+const cursors = new ChangeCursors({ API_KEY_SECRET } as Environment);
+// changeFeedPage runs its statement through `query` alone: here the pool's, as in the service,
+// sized through a budget of large bodies as the service's is.
+const bodies = new BodyBudget();
+const database = {
+  query: async <T extends QueryResultRow>(sql: string, values: unknown[]) =>
+    (await pool.query<T>(sql, values)).rows,
+} satisfies Queryable;
+
+function send(response: ServerResponse, status: number, body: string): void {
+  response.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+  });
+  response.end(body);
+}
+
+async function workspaceOf(authorization = ''): Promise<ApiKeyRow | undefined> {
+  const key = authorization.startsWith('Bearer ') ? authorization.slice(7) : '';
+  if (!isWellFormedApiKey(key)) return undefined;
+  const { rows } = await pool.query<ApiKeyRow>(API_KEY_BY_HASH_SQL, [
+    [hashApiKey(key, API_KEY_SECRET)],
+  ]);
+  const found = rows[0];
+  if (!found || found.revokedAt || found.suspended || !planIncludesApiAccess(found.plan)) {
+    return undefined;
+  }
+  return found;
+}
+
+/** Answers one of the benchmark's requests as the bare limit does. */
+export function answerBare(request: IncomingMessage, response: ServerResponse): void {
+  const [path, search = ''] = (request.url ?? '/').split('?', 2);
+  if (path.startsWith('/health')) return send(response, 200, '{"status":"ok"}');
+  workspaceOf(request.headers.authorization)
+    .then(async (found) => {
+      if (!found) return send(response, 401, '{"statusCode":401}');
+      if (path === '/v1/me') {
+        const { workspaceId: id, workspaceName: name, plan } = found;
+        return send(response, 200, JSON.stringify({ id, name, plan }));
+      }
+      const query = new URLSearchParams(search);
+      const feed = FEEDS[path];
+      if (feed) {
+        const [name, sql] = feed;
+        const cursor = query.get('cursor') ?? undefined;
+        const page = { cursor, limit: Number(query.get('limit') ?? 200) };
+        const { workspaceId } = found;
+        const room = { budget: bodies, key: `${name}/changes:${workspaceId}` };
+        const body = await changeFeedPage(database, cursors, sql, name, workspaceId, page, room);
+        return send(response, 200, body);
+      }
+      const list = LISTS[path];
+      if (!list) return send(response, 404, '{"statusCode":404}');
+      const { rows } = await pool.query<{ body: string }>(
+        ...listStatement(...list, found.workspaceId, query),
+      );
+      send(response, 200, rows[0].body);
+    })
+    .catch((error: unknown) => {
+      console.error(error);
+      send(response, 500, '{"statusCode":500}');
+    });
+}
