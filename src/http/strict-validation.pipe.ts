@@ -4,6 +4,7 @@ import {
   ValidationPipe,
   type ValidationPipeOptions,
 } from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
 import type { ValidationError } from 'class-validator';
 import { RefusedValues } from './refused-values';
 
@@ -29,9 +30,22 @@ const STRIPPED_NAMES = ['__proto__', 'prototype', 'constructor'];
  * forbidNonWhitelisted refuses every other unknown name.
  */
 export class StrictValidationPipe extends ValidationPipe {
+  private readonly validQueries = new ValidQueries();
+
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const inherited = this.inheritedNames(value, metadata);
-    if (inherited.length === 0) return super.transform(value, metadata);
+    if (inherited.length === 0) {
+      const { metatype } = metadata;
+      const text = metatype && this.toValidate(metadata) ? queryText(value) : undefined;
+      if (text === undefined || !metatype) return super.transform(value, metadata);
+      // Found valid before: what ValidationPipe returns for it, the checks left out.
+      if (this.validQueries.has(metatype, text)) {
+        return plainToInstance(metatype, value, this.transformOptions) as unknown;
+      }
+      const entity: unknown = await super.transform(value, metadata);
+      this.validQueries.add(metatype, text);
+      return entity;
+    }
 
     const messages = inherited.map((name) => `property ${name} should not exist`);
     const rest = Object.fromEntries(
@@ -65,5 +79,51 @@ export class StrictValidationPipe extends ValidationPipe {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return [];
     const prototype = metatype.prototype as object;
     return Object.keys(value).filter((name) => STRIPPED_NAMES.includes(name) || name in prototype);
+  }
+}
+
+// A query text longer than this is validated each time (a real client's are a few dozen bytes).
+const MAX_REMEMBERED_TEXT = 512;
+// Texts remembered per DTO; when full, they are forgotten all at once (a client cycling through
+// more distinct queries than this costs what every query cost before).
+const REMEMBERED_PER_DTO = 1_000;
+
+/**
+ * A query's parameters as a text, when they are what an HTTP query string parses into (every value
+ * a string or a list of strings): the same text makes the same DTO. Anything else (the MCP tools'
+ * arguments, with numbers and booleans) has no text, and is validated each time.
+ */
+function queryText(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  for (const given of Object.values(value)) {
+    if (typeof given === 'string') continue;
+    if (Array.isArray(given) && given.every((item) => typeof item === 'string')) continue;
+    return undefined;
+  }
+  const text = JSON.stringify(value);
+  return text.length <= MAX_REMEMBERED_TEXT ? text : undefined;
+}
+
+/**
+ * The query texts that passed validation, per DTO class. A DTO's checks are pure functions of the
+ * query (no clock, no state: the same text always passes or fails the same way), so a text that
+ * passed once is only transformed again. Measured on Node 24 with the shipped flags (50,000 calls
+ * after a warm-up, twice): `limit=50` for the companies list took 32 to 37 µs of CPU validated, 9 µs
+ * remembered; the empty query of `/v1/me`, 6 to 9 µs and 3 µs (docs/benchmarks.md, "The fixed cost
+ * of a request"). Clients repeat their queries (`limit=50`, a sync's offsets). A refused text is
+ * never remembered.
+ */
+class ValidQueries {
+  private readonly byDto = new Map<unknown, Set<string>>();
+
+  has(dto: unknown, text: string): boolean {
+    return this.byDto.get(dto)?.has(text) ?? false;
+  }
+
+  add(dto: unknown, text: string): void {
+    let texts = this.byDto.get(dto);
+    if (texts === undefined) this.byDto.set(dto, (texts = new Set()));
+    else if (texts.size >= REMEMBERED_PER_DTO) texts.clear();
+    texts.add(text);
   }
 }

@@ -1,0 +1,57 @@
+import { BadRequestException } from '@nestjs/common';
+import { CompanyListQueryDto } from '../companies/dto/company-list-query.dto';
+import { LeadListQueryDto } from '../leads/dto/lead-list-query.dto';
+import { StrictValidationPipe, VALIDATION_OPTIONS } from './strict-validation.pipe';
+import { parseQueryString } from './query-string';
+
+const asQuery = (metatype: unknown) => ({ type: 'query' as const, metatype: metatype as never });
+
+describe('StrictValidationPipe: queries found valid are not validated again', () => {
+  let pipe: StrictValidationPipe;
+  let validations: jest.SpyInstance;
+
+  beforeEach(() => {
+    pipe = new StrictValidationPipe(VALIDATION_OPTIONS);
+    // ValidationPipe's own step that runs class-validator.
+    validations = jest.spyOn(pipe as never, 'validate');
+  });
+
+  it('answers a repeated query as the first time, a new DTO each time, validated once', async () => {
+    const query = () => parseQueryString('limit=20&offset=40&since=2026-01-01T00:00:00Z');
+    const first = (await pipe.transform(query(), asQuery(CompanyListQueryDto))) as object;
+    const second = (await pipe.transform(query(), asQuery(CompanyListQueryDto))) as object;
+    expect(second).toBeInstanceOf(CompanyListQueryDto);
+    expect(second).toEqual(first);
+    expect(second).not.toBe(first);
+    expect(second).toMatchObject({ limit: 20, offset: 40, since: new Date('2026-01-01Z') });
+    expect(validations).toHaveBeenCalledTimes(1);
+  });
+
+  it('remembers a query per DTO: valid for the leads is still refused for the companies', async () => {
+    const query = () => parseQueryString('status=new&limit=10');
+    await expect(pipe.transform(query(), asQuery(LeadListQueryDto))).resolves.toBeInstanceOf(
+      LeadListQueryDto,
+    );
+    await expect(pipe.transform(query(), asQuery(CompanyListQueryDto))).rejects.toThrow(
+      BadRequestException,
+    );
+  });
+
+  it('never remembers a refused query', async () => {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      await expect(
+        pipe.transform(parseQueryString('limit=500'), asQuery(CompanyListQueryDto)),
+      ).rejects.toThrow(BadRequestException);
+    }
+    expect(validations).toHaveBeenCalledTimes(3);
+  });
+
+  it('validates each time what is not a query string (the MCP tools pass numbers)', async () => {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      await expect(
+        pipe.transform({ limit: '5', offset: 0 }, asQuery(CompanyListQueryDto)),
+      ).resolves.toBeInstanceOf(CompanyListQueryDto);
+    }
+    expect(validations).toHaveBeenCalledTimes(2);
+  });
+});
