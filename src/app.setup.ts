@@ -12,6 +12,7 @@ import { parseQueryString } from './http/query-string';
 import { Environment } from './config/environment';
 import { trustProxySetting } from './config/trust-proxy';
 import { McpEndpoint } from './mcp/mcp-endpoint';
+import { useLightAsyncResourceBind } from './common/async-resource-bind';
 import { InFlightOnArrival } from './rate-limit/in-flight-on-arrival';
 import { buildOpenApiDocument, serveApiDocs } from './openapi/openapi';
 
@@ -44,6 +45,9 @@ export function createHttpAdapter(): ExpressAdapter {
 }
 
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
+  // Before the first request: NestJS binds two functions per request with it (the ETag's
+  // interceptor), and Node's own bind kept each request's objects through young collections.
+  useLightAsyncResourceBind();
   app.disable('x-powered-by');
   // Which X-Forwarded-For to believe, so that request.ip (the key of the auth-failure limit) is the
   // client behind a load balancer rather than the balancer itself.

@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import request from 'supertest';
+import { AsyncResource } from 'node:async_hooks';
 import { Client } from 'pg';
+import { bindInAsyncScope } from '../src/common/async-resource-bind';
 import { createTestApp, type TestApp } from './support/app';
 import {
   companyInsert,
@@ -34,6 +36,11 @@ afterAll(async () => {
 
 const conditional = (path: string, key: string, etag: string) =>
   getWithKey(t.app, path, key).set('If-None-Match', etag);
+
+it("runs with the process's AsyncResource.bind replaced, which NestJS's interceptor calls", () => {
+  // Node's kept every request's objects through young collections (async-resource-bind.ts).
+  expect(Reflect.get(AsyncResource, 'bind')).toBe(bindInAsyncScope);
+});
 
 describe('every read', () => {
   let key: string;
