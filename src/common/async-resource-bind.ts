@@ -5,10 +5,11 @@ type Bind = typeof AsyncResource.bind;
 /**
  * `AsyncResource.bind` as Node defines it (a new AsyncResource of the type given, or of the
  * function's name, the function run in its scope with the given `this`, or the caller's when none
- * is given, and its `length`), without the `asyncResource` property Node also hangs on every bound
- * function: deprecated since Node 20 (DEP0172) and made of two `deprecate()` wrappers per call,
- * whose prototype links kept each bound function, and the request its closure holds, alive
- * through every young-generation collection on Node 24.
+ * is given, and its `length`), without the `asyncResource` property Node also defines on every
+ * bound function: deprecated since Node 20 (DEP0172), an accessor of two new `deprecate()` wrappers
+ * per call, which kept each bound function, and the request its closure holds, alive through the
+ * young generation's collections (an accessor of new functions per object does that by itself:
+ * 38 MB promoted of 100,000 small objects, 2.4 MB with a data property).
  *
  * NestJS binds two functions this way for every request through an interceptor (the ETag's,
  * conditional-read.interceptor.ts). Measured on `GET /v1/me` on Node 24 with the shipped flags,
