@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { AsyncLocalStorage, AsyncResource, executionAsyncResource } from 'node:async_hooks';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { transpileModule, ModuleKind } from 'typescript';
@@ -87,6 +87,7 @@ describe('bindInAsyncScope: AsyncResource.bind without the deprecated property',
     };
     const node = promotedMb('node');
     const ours = promotedMb('ours');
+    rmSync(directory, { recursive: true });
     // Measured: Node's bind promoted 117 MB on Node 24 and 166 MB on Node 20, ours 2.4 MB on both.
     expect(ours).toBeLessThan(20);
     expect(ours).toBeLessThan(node / 10);
