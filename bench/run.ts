@@ -131,9 +131,8 @@ async function main(): Promise<void> {
         }
       }
       // What follows measures the service alone (and the one with metrics): the other servers
-      // stop first, for their pools hold connections that the database has a hundred of, and
-      // the (x) workload starts one more service (CI's smoke run met "too many clients" there
-      // once the frameworks alone had joined the comparison).
+      // stop first, for each holds a dozen connections of the database's hundred, and (x)
+      // starts one more service.
       for (const [name, running] of servers) {
         if (name === 'service' || name === 'metrics') continue;
         await stopServer(running);
