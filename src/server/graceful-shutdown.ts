@@ -1,6 +1,7 @@
 import { type INestApplication, Logger } from '@nestjs/common';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Draining } from '../common/draining';
+import { InProgress } from '../common/in-progress';
 import { stopTracing } from '../tracing/tracing';
 import { handOverSignals } from './start-signals';
 
@@ -32,7 +33,8 @@ export function enableGracefulShutdown(
 ): void {
   const logger = new Logger('Shutdown');
   const server = app.getHttpServer() as Server;
-  const inFlight = new Set<ServerResponse>();
+  // Not a Set: it kept every request it had held from dying young (common/in-progress.ts).
+  const inFlight = new InProgress<ServerResponse>();
   let closing = false;
 
   // Ahead of Express, so that it sees every request.
@@ -40,8 +42,7 @@ export function enableGracefulShutdown(
     // A request that still arrives on a kept-alive connection is answered, then its connection
     // closed: the client goes to another instance for the next one.
     if (closing) response.setHeader('Connection', 'close');
-    inFlight.add(response);
-    response.once('close', () => inFlight.delete(response));
+    response.once('close', inFlight.add(response));
   });
 
   const shutDown = async (signal: NodeJS.Signals): Promise<void> => {
