@@ -19,6 +19,7 @@ const BUILT_SERVER_SPECS = [
   'npm-scripts',
   'monitoring',
   'tracing',
+  'young-generation',
 ];
 const built = `<rootDir>/test/(${BUILT_SERVER_SPECS.join('|')})\\.e2e-spec\\.ts$`;
 
