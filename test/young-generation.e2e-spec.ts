@@ -11,6 +11,7 @@ import { createTestDatabase, type TestDatabase } from './support/database';
 import { createTenant } from './support/http';
 import { shippedNodeFlags } from './support/node-flags';
 import { until } from './support/until';
+import { promotedBytes } from './support/young-generation';
 
 /*
  * A request's objects die in the young generation, also after a full collection: the built
@@ -94,10 +95,6 @@ async function load(port: number, key: string, count: number): Promise<Record<nu
   return others;
 }
 
-/** What each young collection promoted, in bytes, in the order of V8's trace lines. */
-const promotedByScavenges = (lines: string) =>
-  [...lines.matchAll(/ gc=s .* promoted=(\d+)/g)].map((match) => Number(match[1]));
-
 onShippedNode(
   "lets a finished request's objects die young, after a full collection too",
   async () => {
@@ -145,7 +142,7 @@ onShippedNode(
 
     // The first young collections after a full one promote little whatever holds the requests
     // (nothing in the young generation is old enough yet): they are left out.
-    const promoted = promotedByScavenges(output().slice(since)).slice(2);
+    const promoted = promotedBytes(output().slice(since), { youngOnly: true }).slice(2);
     expect(promoted.length).toBeGreaterThanOrEqual(5);
     const median = [...promoted].sort((a, b) => a - b)[Math.floor(promoted.length / 2)];
     expect(median).toBeLessThan(PROMOTED_PER_COLLECTION_BOUND);

@@ -1,9 +1,11 @@
-import { spawnSync } from 'node:child_process';
 import { AsyncLocalStorage, AsyncResource, executionAsyncResource } from 'node:async_hooks';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { transpileModule, ModuleKind } from 'typescript';
+import {
+  compiledAlone,
+  megabytes,
+  promotedBytes,
+  tracedRun,
+} from '../../test/support/young-generation';
 import { bindInAsyncScope } from './async-resource-bind';
 
 const nodeBind = AsyncResource.bind.bind(AsyncResource);
@@ -58,36 +60,21 @@ describe('bindInAsyncScope: AsyncResource.bind without the deprecated property',
    * Measured in a process of its own, from V8's own trace of each collection.
    */
   it('lets what a bound function holds die young, where Node promotes it', () => {
-    const directory = mkdtempSync(join(tmpdir(), 'bind-'));
-    const module = join(directory, 'async-resource-bind.js');
-    const source = readFileSync(join(__dirname, 'async-resource-bind.ts'), 'utf8');
-    writeFileSync(
-      module,
-      transpileModule(source, { compilerOptions: { module: ModuleKind.CommonJS } }).outputText,
-    );
+    const module = compiledAlone(join(__dirname, 'async-resource-bind.ts'));
     const promotedMb = (which: 'node' | 'ours') => {
       const script = `
         const { AsyncResource } = require('node:async_hooks');
-        if (${which === 'ours'}) AsyncResource.bind = require(${JSON.stringify(module)}).bindInAsyncScope;
+        if (${which === 'ours'}) AsyncResource.bind = require(${JSON.stringify(module.path)}).bindInAsyncScope;
         let sum = 0;
         for (let i = 0; i < 100000; i++) {
           const held = { text: 'x'.repeat(200) + i, list: new Array(20).fill(i) };
           sum += AsyncResource.bind(() => held.list.length)();
         }`;
-      const run = spawnSync(
-        process.execPath,
-        ['--max-semi-space-size=8', '--trace-gc-nvp', '-e', script],
-        { encoding: 'utf8' },
-      );
-      expect(run.status).toBe(0);
-      const promoted = [...run.stdout.matchAll(/ promoted=(\d+)/g)].map((match) =>
-        Number(match[1]),
-      );
-      return promoted.reduce((total, bytes) => total + bytes, 0) / 1e6;
+      return megabytes(promotedBytes(tracedRun(script, ['--max-semi-space-size=8'])));
     };
     const node = promotedMb('node');
     const ours = promotedMb('ours');
-    rmSync(directory, { recursive: true });
+    module.remove();
     // Measured: Node's bind promoted 117 MB on Node 24 and 166 MB on Node 20, ours 2.4 MB on both.
     expect(ours).toBeLessThan(20);
     expect(ours).toBeLessThan(node / 10);
