@@ -154,10 +154,13 @@ export const TEXT_WRITE_MAX_BYTES = 64 * 1024;
  */
 function sendText(response: Response, text: string, length: number): Response {
   response.setHeader('Content-Length', length);
-  if (response.req.method === 'HEAD') response.end();
-  else if (length > TEXT_WRITE_MAX_BYTES) response.end(Buffer.from(text, 'utf8'));
-  else response.end(text, 'utf8');
-  return response;
+  if (response.req.method === 'HEAD') return response.end();
+  if (length > TEXT_WRITE_MAX_BYTES) return response.end(Buffer.from(text, 'utf8'));
+  // The head made now, with the length above: `end` on a response without its head measures the
+  // text's UTF-8 length once more, about a microsecond a kilobyte for a text that is not all ASCII
+  // (20 µs for a page of 22 KB on Node 24), and a page's text seldom is.
+  response.writeHead(response.statusCode);
+  return response.end(text, 'utf8');
 }
 
 function codingFor(

@@ -16,15 +16,26 @@ describe('StrictValidationPipe: queries found valid are not validated again', ()
     validations = jest.spyOn(pipe as never, 'validate');
   });
 
-  it('answers a repeated query as the first time, a new DTO each time, validated once', async () => {
+  it('answers a repeated query with the DTO made the first time, validated once', async () => {
     const query = () => parseQueryString('limit=20&offset=40&since=2026-01-01T00:00:00Z');
     const first = (await pipe.transform(query(), asQuery(CompanyListQueryDto))) as object;
     const second = (await pipe.transform(query(), asQuery(CompanyListQueryDto))) as object;
     expect(second).toBeInstanceOf(CompanyListQueryDto);
-    expect(second).toEqual(first);
-    expect(second).not.toBe(first);
+    expect(second).toBe(first);
     expect(second).toMatchObject({ limit: 20, offset: 40, since: new Date('2026-01-01Z') });
     expect(validations).toHaveBeenCalledTimes(1);
+  });
+
+  it('freezes the DTO it hands out again, and what it holds: no request changes the next one', async () => {
+    const query = parseQueryString('limit=20&fields=id,name');
+    const dto = (await pipe.transform(query, asQuery(CompanyListQueryDto))) as Record<
+      string,
+      unknown
+    >;
+    expect(Object.isFrozen(dto)).toBe(true);
+    expect(dto.fields).toEqual(expect.any(Object));
+    expect(Object.isFrozen(dto.fields)).toBe(true);
+    expect(() => (dto.limit = 5)).toThrow(TypeError);
   });
 
   it('remembers a query per DTO: valid for the leads is still refused for the companies', async () => {
