@@ -65,6 +65,10 @@ class OtlpReceiver {
 }
 
 const attribute = (span: Span, key: string) => span.attributes?.find((a) => a.key === key)?.value;
+const text = (span: Span, key: string) => {
+  const value = attribute(span, key);
+  return value && 'stringValue' in value ? value.stringValue : undefined;
+};
 
 let database: TestDatabase;
 let prisma: PrismaClient;
@@ -133,14 +137,12 @@ it("continues the caller's trace: each span of the request arrives with its pare
   expect(response.status).toBe(200);
   const requestId = response.headers.get('x-request-id');
 
-  // The request's server span, the key's lookup and the page's statements, and each one's wait
-  // for its turn at a connection.
+  // The request's server span, and the key's lookup and the page's statements.
   await until('the spans of the request', () => {
     const spans = receiver.trace(traceId);
     return (
       spans.some((span) => span.kind === SERVER_KIND) &&
-      spans.some((span) => span.name === 'fair queue wait') &&
-      spans.filter((span) => span.scope.includes('instrumentation-pg')).length >= 2
+      spans.filter((span) => span.kind === CLIENT_KIND).length >= 2
     );
   });
   await sleep(300);
@@ -160,10 +162,32 @@ it("continues the caller's trace: each span of the request arrives with its pare
   expect(attribute(serverSpan, 'client.address')).toEqual({
     stringValue: expect.stringMatching(/(^|:)127\.0\.0\.1$/),
   });
-  // Nothing else: the server span, the statements and their waits (no span per Express layer).
-  expect(new Set(spans.filter((span) => span !== serverSpan).map((span) => span.scope))).toEqual(
-    new Set(['@opentelemetry/instrumentation-pg', 'visitor-read-api']),
+  // Nothing else: the server span and the statements' (no span per Express layer, no wait for a
+  // seat that was free), all the service's own.
+  expect(new Set(spans.map((span) => span.scope))).toEqual(new Set(['visitor-read-api']));
+  expect(spans.filter((span) => span.name === 'fair queue wait')).toEqual([]);
+  const statements = spans.filter((span) => span !== serverSpan);
+  const databaseName = new URL(database.url).pathname.slice(1);
+  for (const statement of statements) {
+    expect(statement.kind).toBe(CLIENT_KIND);
+    expect(statement.name).toMatch(new RegExp(`^pg\\.query:(SELECT|WITH|UPDATE) ${databaseName}$`));
+    expect(attribute(statement, 'db.system.name')).toEqual({ stringValue: 'postgresql' });
+    expect(attribute(statement, 'db.namespace')).toEqual({ stringValue: databaseName });
+    expect(attribute(statement, 'server.address')).toEqual({ stringValue: '127.0.0.1' });
+    expect(attribute(statement, 'server.port')).toEqual({ intValue: expect.any(String) });
+    // The text with its placeholders; the values (the key's hash, the workspace) never.
+    const sql = text(statement, 'db.query.text') ?? '';
+    expect(sql).toMatch(/\$1/);
+    expect(sql).not.toContain(workspace.id);
+  }
+  // The key's lookup, the page (its sized statement: items/body-budget.ts), and the key's first
+  // use recorded (auth/api-keys.sql.ts).
+  const texts = statements.map((span) => text(span, 'db.query.text') ?? '');
+  expect(texts.filter((sql) => sql.startsWith('SELECT') && sql.includes('api_keys'))).toHaveLength(
+    1,
   );
+  expect(texts.filter((sql) => sql.startsWith('WITH sized'))).toHaveLength(1);
+  expect(texts.length).toBeLessThanOrEqual(3);
   // A tree under the caller's span: every span's parent is in the trace, or is the caller's.
   const ids = new Set(spans.map((span) => span.spanId));
   for (const span of spans) {
@@ -172,9 +196,6 @@ it("continues the caller's trace: each span of the request arrives with its pare
       true,
     ]);
   }
-  const wait = spans.find((span) => span.name === 'fair queue wait')!;
-  expect(attribute(wait, 'visitor_api.workspace.id')).toEqual({ stringValue: workspace.id });
-  expect(attribute(wait, 'visitor_api.queue.waited_ms')).toBeDefined();
   // The log line of the request names its trace.
   await until('the request line', () =>
     requestLines(server).some((line) => line.requestId === requestId),
@@ -200,6 +221,43 @@ it("continues the caller's trace: each span of the request arrives with its pare
 
   server.process.kill('SIGTERM');
   expect(await server.exited).toMatchObject({ code: 0 });
+});
+
+it("traces a statement's wait for its turn at a connection, when it waited", async () => {
+  const receiver = new OtlpReceiver();
+  receivers.push(receiver);
+  const { port } = await startServer(otlpEnv(await receiver.start()));
+  const { workspace, key } = await createTenant(prisma);
+  await insertCompanies(prisma, workspace.id, 200);
+
+  // More pages at once than one workspace's share of the connections (3 of 10: database.ts): the
+  // rest wait for a seat.
+  const traceIds = Array.from({ length: 12 }, () => randomBytes(16).toString('hex'));
+  const answers = await Promise.all(
+    traceIds.map((traceId) =>
+      fetch(`http://127.0.0.1:${port}/v1/companies?limit=200`, {
+        headers: {
+          Authorization: `Bearer ${key}`,
+          traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
+        },
+      }),
+    ),
+  );
+  expect(answers.map((answer) => answer.status)).toEqual(traceIds.map(() => 200));
+  const waits = () => receiver.spans.filter((span) => span.name === 'fair queue wait');
+  await until('the waits', () => waits().length > 0);
+  await sleep(300);
+  for (const wait of waits()) {
+    expect(traceIds).toContain(wait.traceId);
+    expect(attribute(wait, 'visitor_api.workspace.id')).toEqual({ stringValue: workspace.id });
+    const waited = attribute(wait, 'visitor_api.queue.waited_ms') as { doubleValue: number };
+    expect(waited.doubleValue).toBeGreaterThan(0);
+    // Under the request's server span, before its page's statement.
+    const trace = receiver.trace(wait.traceId);
+    const server = trace.find((span) => span.kind === SERVER_KIND)!;
+    expect(wait.parentSpanId).toBe(server.spanId);
+    expect(trace.filter((span) => span.kind === CLIENT_KIND).length).toBeGreaterThanOrEqual(1);
+  }
 });
 
 it('traces each webhook delivery attempt in the worker, without sending the receiver a traceparent', async () => {

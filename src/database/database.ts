@@ -1,5 +1,5 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { SpanStatusCode, trace } from '@opentelemetry/api';
+import { type Context, context, SpanStatusCode, trace } from '@opentelemetry/api';
 import { Pool, type QueryResultRow } from 'pg';
 import { Environment } from '../config/environment';
 import { FairQueue } from './fair-queue';
@@ -16,6 +16,29 @@ import { ReadReplica, ReplicaReads } from './read-replicas';
 
 // Spans of the statements' waits for their turn; a no-op tracer while tracing is off (src/tracing).
 const tracer = trace.getTracer('visitor-read-api');
+
+/**
+ * A statement's wait for its turn at a connection, as a span of the request's trace, from when it
+ * asked to now, when it had to wait (a seat taken at once adds a span and nothing to read; that
+ * span was a third of a `/v1/me`'s, docs/benchmarks.md, "Tracing's cost on Node 24 with the
+ * shipped flags"); in error when it was shed before its turn.
+ */
+function traceWait(parent: Context, workspaceId: string, askedAt: number, shed?: Error): void {
+  if (trace.getSpan(parent) === undefined) return;
+  const span = tracer.startSpan(
+    'fair queue wait',
+    {
+      startTime: askedAt,
+      attributes: {
+        'visitor_api.workspace.id': workspaceId,
+        'visitor_api.queue.waited_ms': performance.now() - askedAt,
+      },
+    },
+    parent,
+  );
+  if (shed) span.setStatus({ code: SpanStatusCode.ERROR, message: shed.message });
+  span.end();
+}
 
 /**
  * The connection pools, and the serving path's only way to the database: the key lookup, the
@@ -111,26 +134,22 @@ export class Database implements Queryable, OnModuleInit, OnModuleDestroy {
   forWorkspace(workspaceId: string): Queryable {
     return {
       query: async <T extends QueryResultRow>(sql: string, values: unknown[]) => {
-        // The wait for a seat, as a span of the request's trace when tracing is on (a no-op
-        // tracer otherwise): the statement's own span follows it.
-        const span = tracer.startSpan('fair queue wait', {
-          attributes: { 'visitor_api.workspace.id': workspaceId },
-        });
+        const parent = context.active();
         const askedAt = performance.now();
+        // The queue runs the statement at once (within `run`'s call) when a seat is free.
+        let asking = true;
         let seated = false;
+        const turn = this.fairQueue.run(workspaceId, () => {
+          seated = true;
+          if (!asking) traceWait(parent, workspaceId, askedAt);
+          return this.reads.query<T>(sql, values);
+        });
+        asking = false;
         try {
-          return await this.fairQueue.run(workspaceId, () => {
-            seated = true;
-            span.setAttribute('visitor_api.queue.waited_ms', performance.now() - askedAt);
-            span.end();
-            return this.reads.query<T>(sql, values);
-          });
+          return await turn;
         } catch (error) {
           // Shed before its turn came (the statement's own failures are its span's).
-          if (!seated) {
-            span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-            span.end();
-          }
+          if (!seated) traceWait(parent, workspaceId, askedAt, error as Error);
           throw error;
         }
       },

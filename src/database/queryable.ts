@@ -1,4 +1,5 @@
 import type { Pool, QueryResultRow } from 'pg';
+import { inStatementSpan } from './statement-spans';
 
 /** What the serving path needs of the database: one statement, its rows. */
 export interface Queryable {
@@ -21,7 +22,8 @@ export class PoolSaturatedError extends Error {
 /**
  * One statement on a pool; values are bound parameters, never spliced into the text. Refused at
  * once when maxWaiting statements already wait, and after CONNECTION_WAIT_MS without a connection
- * (pool-config.ts).
+ * (pool-config.ts). In a traced request, a span of its own (statement-spans.ts), which covers its
+ * wait for a connection of the pool too.
  */
 export async function queryPool<T extends QueryResultRow>(
   pool: Pool,
@@ -30,6 +32,6 @@ export async function queryPool<T extends QueryResultRow>(
   values: unknown[],
 ): Promise<T[]> {
   if (pool.waitingCount >= maxWaiting) throw new PoolSaturatedError(pool.waitingCount);
-  const { rows } = await pool.query<T>(sql, values);
+  const { rows } = await inStatementSpan(pool, sql, () => pool.query<T>(sql, values));
   return rows;
 }

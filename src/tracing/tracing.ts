@@ -29,8 +29,9 @@ function checkProtocol(environment: NodeJS.ProcessEnv = process.env): void {
 
 /**
  * OpenTelemetry's trace SDK for Node with a span for each of the server's requests
- * (server-spans.ts), the HTTP instrumentation of the webhook worker's requests and the
- * PostgreSQL (pg) instrumentation, exporting over OTLP/HTTP (protobuf) when an OTLP
+ * (server-spans.ts) and statements (src/database/statement-spans.ts), the HTTP and PostgreSQL (pg)
+ * instrumentations of the webhook worker's requests and statements, exporting over OTLP/HTTP
+ * (protobuf) when an OTLP
  * endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT, or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); otherwise
  * nothing is loaded. The SDK reads the standard variables of the service's name and resource, the
  * sampler, the batching and the exporter's headers and timeout. An incoming W3C `traceparent`
@@ -55,14 +56,10 @@ export async function startTracing(serviceName: ServiceName): Promise<void> {
     { NodeTracerProvider, BatchSpanProcessor },
     { OTLPTraceExporter },
     { defaultResource, detectResources, envDetector, resourceFromAttributes },
-    { registerInstrumentations },
-    pg,
   ] = await Promise.all([
     import('@opentelemetry/sdk-trace-node'),
     import('@opentelemetry/exporter-trace-otlp-proto'),
     import('@opentelemetry/resources'),
-    import('@opentelemetry/instrumentation'),
-    import('@opentelemetry/instrumentation-pg'),
   ]);
   provider = new NodeTracerProvider({
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the environment's detector) win.
@@ -77,25 +74,32 @@ export async function startTracing(serviceName: ServiceName): Promise<void> {
     // callers' traces (W3C trace context and baggage).
     ...(worker ? { propagator: null } : {}),
   });
-  // The server's requests: a span of its own for each (server-spans.ts), not the HTTP
-  // instrumentation's. The worker's: its requests to the receivers (the server makes none).
-  const http = worker
-    ? new (await import('@opentelemetry/instrumentation-http')).HttpInstrumentation({
-        disableIncomingRequestInstrumentation: true,
-      })
-    : undefined;
-  if (!worker)
-    (await import('./server-spans.js')).traceServerRequests(provider.getTracer(serviceName));
+  if (worker) await instrumentWorker(provider);
+  // The server's requests and statements: spans of its own (server-spans.ts, and the database
+  // door's: src/database/statement-spans.ts), no instrumentation.
+  else (await import('./server-spans.js')).traceServerRequests(provider.getTracer(serviceName));
+}
+
+/**
+ * The worker's requests to the receivers (HTTP) and its statements (pg-boss's, on pg), by
+ * OpenTelemetry's instrumentations.
+ */
+async function instrumentWorker(tracerProvider: NodeTracerProvider): Promise<void> {
+  const [{ registerInstrumentations }, { HttpInstrumentation }, { PgInstrumentation }] =
+    await Promise.all([
+      import('@opentelemetry/instrumentation'),
+      import('@opentelemetry/instrumentation-http'),
+      import('@opentelemetry/instrumentation-pg'),
+    ]);
   registerInstrumentations({
-    tracerProvider: provider,
+    tracerProvider,
     instrumentations: [
-      ...(http ? [http] : []),
-      // Statements inside a request or a delivery only: the worker's polling, the replicas' checks
-      // and pg-boss's maintenance would each be a trace of their own, every fraction of a second.
-      // And no span for taking a connection from the pool or opening one: the statement's span
-      // and the fair queue's wait say where that time went (they were 2 of a request's 7 spans in
-      // steady state, docs/benchmarks.md, "Tracing, the first measurement").
-      new pg.PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
+      new HttpInstrumentation({ disableIncomingRequestInstrumentation: true }),
+      // Statements inside a delivery only: the polling and pg-boss's maintenance would each be a
+      // trace of their own, every fraction of a second. And no span for taking a connection from
+      // the pool or opening one (they were 2 of a request's 7 spans in steady state,
+      // docs/benchmarks.md, "Tracing, the first measurement").
+      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
     ],
   });
 }
