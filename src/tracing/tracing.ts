@@ -40,12 +40,13 @@ function checkProtocol(environment: NodeJS.ProcessEnv = process.env): void {
  * Traces only, and no more than a request's server span, its statements and their waits: the
  * Node SDK with the HTTP, Express and Redis instrumentations (and the metrics and logs SDKs it
  * loads whether they export or not) cost 0.78 of workload (a)'s throughput on Node 24 with the
- * shipped flags, 215 µs of CPU per `/v1/me` and 19 MB of resident memory; this set 0.89, 74 µs
- * and 4 MB, in the same run (docs/benchmarks.md, "Tracing's cost on Node 24 with the shipped
- * flags").
+ * shipped flags, 215 µs of CPU per `/v1/me` and 19 MB of resident memory; the trace SDK with the
+ * pg instrumentation 0.89, 74 µs and 4 MB, in the same run; with the server's own statement spans
+ * instead, 0.95 and 0.96 of (a), 31 and 25 µs per `/v1/me` (docs/benchmarks.md, "Tracing's cost
+ * on Node 24 with the shipped flags").
  *
  * Called before the modules it instruments are loaded (the entry points import the rest after
- * it): the instrumentations patch them as they load.
+ * it): the worker's instrumentations patch them as they load.
  */
 export async function startTracing(serviceName: ServiceName): Promise<void> {
   if (provider !== undefined || !tracingRequested()) return;
