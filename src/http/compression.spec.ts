@@ -1,4 +1,7 @@
-import { negotiateEncoding } from './compression';
+import express from 'express';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { compressJsonAnswers, negotiateEncoding } from './compression';
 
 describe('negotiateEncoding', () => {
   it.each([
@@ -47,5 +50,44 @@ describe('negotiateEncoding', () => {
     ['gzip;q=0.1234', 'identity'],
   ])('%j: %s', (header, expected) => {
     expect(negotiateEncoding(header)).toBe(expected);
+  });
+});
+
+describe('compressJsonAnswers: a JSON text answered as it is', () => {
+  // A page's text: over the compression threshold, not all ASCII (as names and addresses are).
+  const page = JSON.stringify({ data: Array.from({ length: 40 }, (_, i) => `Société n° ${i}`) });
+
+  async function answer(method: 'GET' | 'HEAD'): Promise<{ response: Response; measured: number }> {
+    const app = express();
+    compressJsonAnswers(app);
+    app.get('/page', (_request, response) => {
+      response.type('application/json; charset=utf-8').send(page);
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const byteLength = jest.spyOn(Buffer, 'byteLength');
+    try {
+      const { port } = server.address() as AddressInfo;
+      const response = await fetch(`http://127.0.0.1:${port}/page`, { method });
+      const measured = byteLength.mock.calls.filter(([text]) => text === page).length;
+      return { response, measured };
+    } finally {
+      byteLength.mockRestore();
+      server.close();
+    }
+  }
+
+  it("measures the text's UTF-8 length once, for its Content-Length, and writes the text", async () => {
+    const { response, measured } = await answer('GET');
+    expect(response.headers.get('content-length')).toBe(String(Buffer.byteLength(page)));
+    expect(Buffer.byteLength(page)).toBeGreaterThan(page.length);
+    expect(await response.text()).toBe(page);
+    expect(measured).toBe(1);
+  });
+
+  it('answers HEAD with the same length and no body', async () => {
+    const { response } = await answer('HEAD');
+    expect(response.headers.get('content-length')).toBe(String(Buffer.byteLength(page)));
+    expect(await response.text()).toBe('');
   });
 });
