@@ -1,5 +1,5 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { type Context, context, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context } from '@opentelemetry/api';
 import { Pool, type QueryResultRow } from 'pg';
 import { Environment } from '../config/environment';
 import { FairQueue } from './fair-queue';
@@ -13,32 +13,7 @@ import {
 } from './pool-config';
 import { queryPool, type Queryable } from './queryable';
 import { ReadReplica, ReplicaReads } from './read-replicas';
-
-// Spans of the statements' waits for their turn; a no-op tracer while tracing is off (src/tracing).
-const tracer = trace.getTracer('visitor-read-api');
-
-/**
- * A statement's wait for its turn at a connection, as a span of the request's trace, from when it
- * asked to now, when it had to wait (a seat taken at once adds a span and nothing to read; that
- * span was a third of a `/v1/me`'s, docs/benchmarks.md, "Tracing's cost on Node 24 with the
- * shipped flags"); in error when it was shed before its turn.
- */
-function traceWait(parent: Context, workspaceId: string, askedAt: number, shed?: Error): void {
-  if (trace.getSpan(parent) === undefined) return;
-  const span = tracer.startSpan(
-    'fair queue wait',
-    {
-      startTime: askedAt,
-      attributes: {
-        'visitor_api.workspace.id': workspaceId,
-        'visitor_api.queue.waited_ms': performance.now() - askedAt,
-      },
-    },
-    parent,
-  );
-  if (shed) span.setStatus({ code: SpanStatusCode.ERROR, message: shed.message });
-  span.end();
-}
+import { traceWait } from './statement-spans';
 
 /**
  * The connection pools, and the serving path's only way to the database: the key lookup, the

@@ -1,5 +1,17 @@
-import { type Attributes, context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import {
+  type Attributes,
+  type Context,
+  context,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
 import type { Pool } from 'pg';
+
+/*
+ * The spans of the server's statements in a traced request: each statement's own, and its wait for
+ * a turn at a connection (database.ts's fair queue) when it waited.
+ */
 
 // A no-op tracer while tracing is off (src/tracing): then no span is made and nothing is read.
 const tracer = trace.getTracer('visitor-read-api');
@@ -62,4 +74,32 @@ export async function inStatementSpan<T>(
   } finally {
     span.end();
   }
+}
+
+/**
+ * A statement's wait for its turn at a connection, as a span of the request's trace, from when it
+ * asked to now, when it had to wait (a seat taken at once adds a span and nothing to read; that
+ * span was a third of a `/v1/me`'s, docs/benchmarks.md, "Tracing's cost on Node 24 with the
+ * shipped flags"); in error when it was shed before its turn.
+ */
+export function traceWait(
+  parent: Context,
+  workspaceId: string,
+  askedAt: number,
+  shed?: Error,
+): void {
+  if (trace.getSpan(parent) === undefined) return;
+  const span = tracer.startSpan(
+    'fair queue wait',
+    {
+      startTime: askedAt,
+      attributes: {
+        'visitor_api.workspace.id': workspaceId,
+        'visitor_api.queue.waited_ms': performance.now() - askedAt,
+      },
+    },
+    parent,
+  );
+  if (shed) span.setStatus({ code: SpanStatusCode.ERROR, message: shed.message });
+  span.end();
 }

@@ -31,11 +31,10 @@ function checkProtocol(environment: NodeJS.ProcessEnv = process.env): void {
  * OpenTelemetry's trace SDK for Node with a span for each of the server's requests
  * (server-spans.ts) and statements (src/database/statement-spans.ts), the HTTP and PostgreSQL (pg)
  * instrumentations of the webhook worker's requests and statements, exporting over OTLP/HTTP
- * (protobuf) when an OTLP
- * endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT, or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); otherwise
- * nothing is loaded. The SDK reads the standard variables of the service's name and resource, the
- * sampler, the batching and the exporter's headers and timeout. An incoming W3C `traceparent`
- * continues its trace.
+ * (protobuf) when an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT, or
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); otherwise nothing is loaded. The SDK reads the standard
+ * variables of the service's name and resource, the sampler, the batching and the exporter's
+ * headers and timeout. An incoming W3C `traceparent` continues its trace.
  *
  * Traces only, and no more than a request's server span, its statements and their waits: the
  * Node SDK with the HTTP, Express and Redis instrumentations (and the metrics and logs SDKs it
