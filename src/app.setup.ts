@@ -1,10 +1,11 @@
 import type { NestApplicationOptions } from '@nestjs/common';
-import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
+import type { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
 import { ROOT_LOGGER } from './logging/app-logger';
 import { logRequests } from './logging/request-log';
 import { answerClientErrors, serveAnyExpectation } from './http/client-error';
+import { ApiExpressAdapter } from './http/api-express-adapter';
 import { compressJsonAnswers } from './http/compression';
 import { conditionalDocument } from './http/conditional-requests';
 import { prepareRequest } from './http/prepare-request';
@@ -12,7 +13,6 @@ import { parseQueryString } from './http/query-string';
 import { Environment } from './config/environment';
 import { trustProxySetting } from './config/trust-proxy';
 import { McpEndpoint } from './mcp/mcp-endpoint';
-import { useLightAsyncResourceBind } from './common/async-resource-bind';
 import { InFlightOnArrival } from './rate-limit/in-flight-on-arrival';
 import { buildOpenApiDocument, serveApiDocs } from './openapi/openapi';
 
@@ -37,7 +37,7 @@ export const APP_OPTIONS = {
  * this project's, and the image has no other copy of it.)
  */
 export function createHttpAdapter(): ExpressAdapter {
-  const adapter = new ExpressAdapter();
+  const adapter = new ApiExpressAdapter();
   const server = adapter.getInstance<Express>();
   server.enable('case sensitive routing');
   (server.router as unknown as { caseSensitive: boolean }).caseSensitive = true;
@@ -45,14 +45,11 @@ export function createHttpAdapter(): ExpressAdapter {
 }
 
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
-  // Before the first request: NestJS binds two functions per request with it (the ETag's
-  // interceptor), and Node's own bind kept each request's objects through young collections.
-  useLightAsyncResourceBind();
   app.disable('x-powered-by');
   // Which X-Forwarded-For to believe, so that request.ip (the key of the auth-failure limit) is the
   // client behind a load balancer rather than the balancer itself.
   app.set('trust proxy', trustProxySetting(app.get(Environment).TRUST_PROXY));
-  // The API makes its own ETags (conditional-read.interceptor.ts): none of Express's body hashes.
+  // The API makes its own ETags (items/conditional-read.guard.ts): none of Express's body hashes.
   app.set('etag', false);
   app.set('query parser', parseQueryString);
   // gzip or br as Accept-Encoding allows, for every JSON answer (the OpenAPI document included).

@@ -3,10 +3,10 @@ import type { ExecutionContext, Type } from '@nestjs/common';
 type Handler = (...args: never[]) => unknown;
 
 /**
- * What a route's decorators say, read once per route instead of once per request: the guards and
- * the interceptor of every request asked reflect-metadata, which walks the handler's and the
- * controller's metadata maps each time (about 5 % of the CPU of a request that does nothing on
- * Node 24, in a profile of (z): docs/benchmarks.md, "The fixed cost of a request"). Decorators are fixed once the
+ * What a route's decorators say, read once per route instead of once per request: the guards of
+ * every request asked reflect-metadata, which walks the handler's and the controller's metadata
+ * maps each time (about 5 % of the CPU of a request that does nothing on Node 24, in a profile of
+ * (z): docs/benchmarks.md, "The fixed cost of a request"). Decorators are fixed once the
  * application is built, so the first request of a route reads them for all the others.
  */
 export function perRoute<T>(

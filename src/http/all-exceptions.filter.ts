@@ -40,7 +40,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const request = http.getRequest<Request>();
     const response = http.getResponse<Response>();
-    // Not an error: a conditional read whose ETag still matches (conditional-read.interceptor.ts).
+    // Not an error: a conditional read whose ETag still matches (conditional-read.guard.ts).
     if (exception instanceof NotModifiedException) {
       // No body, so no type of one (set for every answer by response-headers.ts).
       response.removeHeader('Content-Type');

@@ -125,7 +125,7 @@ const KEYED_ANSWER = (required: boolean): HeadersObject => ({
   ...EVERY_RESPONSE,
 });
 
-// The validator of every 200 of a read (items/conditional-read.interceptor.ts), and of its 304.
+// The validator of every 200 of a read (items/conditional-read.guard.ts), and of its 304.
 const ETAG: HeadersObject = {
   ETag: {
     required: true,

@@ -9,11 +9,22 @@ declare module 'express-serve-static-core' {
      * none.
      */
     ifNoneMatch?: string[];
+    /** Set on the reads of /v1 by their guard: answers them with their ETag. */
+    conditionalRead?: ConditionalRead;
   }
 }
 
+/**
+ * A read of /v1 with its ETag (items/conditional-read.guard.ts): the handler's result made the
+ * body to send, its ETag set, or the 304, thrown. Called by the HTTP adapter
+ * (api-express-adapter.ts).
+ */
+export interface ConditionalRead {
+  answer(request: Request, response: Response, result: unknown): Promise<string>;
+}
+
 // The preconditions of RFC 9110, 13.1 that a GET may carry. Only If-None-Match is evaluated, by
-// the API itself (conditional-read.interceptor.ts); the others name validators the API does not
+// the API itself (items/conditional-read.guard.ts); the others name validators the API does not
 // send (Last-Modified) or ask for a write's semantics, and are ignored.
 const CONDITIONAL_HEADERS = [
   'if-none-match',

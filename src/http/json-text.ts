@@ -14,7 +14,7 @@ export function jsonText<T>(text: string): JsonText<T> {
 
 /**
  * A body with the version of the workspace's data it was read with (items/item-sql.ts), in one
- * snapshot: the source of its ETag (conditional-read.interceptor.ts).
+ * snapshot: the source of its ETag (conditional-read.guard.ts).
  */
 export interface VersionedJson<T> {
   json: JsonText<T>;

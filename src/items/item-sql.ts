@@ -49,7 +49,7 @@ export const DATA_VERSION_SQL = `((SELECT coalesce(max(writes), 0) FROM workspac
     WHERE workspace_id = $1)
   + (SELECT count(*) FROM workspace_writes WHERE workspace_id = $1))::text`;
 
-/** The version alone: what a conditional request reads first (items/conditional-read.interceptor.ts). */
+/** The version alone: what a conditional request reads first (items/conditional-read.guard.ts). */
 export const DATA_VERSION_STATEMENT = `SELECT ${DATA_VERSION_SQL} AS version`;
 
 /**

@@ -1,11 +1,4 @@
-import {
-  applyDecorators,
-  Controller,
-  Get,
-  Header,
-  type Type,
-  UseInterceptors,
-} from '@nestjs/common';
+import { applyDecorators, Controller, Get, Header, type Type, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequiresScopes, type Scope } from '../auth/scopes';
 import {
@@ -13,7 +6,7 @@ import {
   type ExtraResponses,
   type JsonOk,
 } from '../http/api-responses.decorator';
-import { ConditionalReadInterceptor, VersionedRead } from './conditional-read.interceptor';
+import { ConditionalReadGuard, VersionedRead } from './conditional-read.guard';
 
 /** What the OpenAPI document says of one read (its operation) and what it answers. */
 export interface ReadOperation extends ExtraResponses {
@@ -25,13 +18,13 @@ export interface ReadOperation extends ExtraResponses {
   /** The 200's body (a class, or a schema over classes), and what it is. */
   ok: Type<unknown> | JsonOk;
   okDescription: string;
-  /** The body comes with the version of the workspace's data: a cheap 304 (conditional-read). */
+  /** The body comes with the version of the workspace's data: a cheap 304 (conditional-read.guard.ts). */
   versioned?: boolean;
 }
 
 /**
  * A `GET` of the public API whose body PostgreSQL wrote (a JsonText, see list-page-sql.ts): the
- * route, its JSON type, its ETag and `If-None-Match` (conditional-read.interceptor.ts), its
+ * route, its JSON type, its ETag and `If-None-Match` (conditional-read.guard.ts), its
  * operation and every documented response, with the scopes it needs.
  */
 export function JsonRead(path: string | undefined, operation: ReadOperation): MethodDecorator {
@@ -40,7 +33,7 @@ export function JsonRead(path: string | undefined, operation: ReadOperation): Me
     ...(extra.scopes ? [RequiresScopes(...extra.scopes)] : []),
     Get(path),
     Header('Content-Type', 'application/json; charset=utf-8'),
-    UseInterceptors(ConditionalReadInterceptor),
+    UseGuards(ConditionalReadGuard),
     ...(versioned ? [VersionedRead()] : []),
     ApiOperation({ operationId, summary, description }),
     ApiContractResponses(ok, okDescription, extra),

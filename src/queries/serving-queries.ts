@@ -51,7 +51,7 @@ export const SERVING_QUERIES: Record<string, ServingQuery[]> = {
       source: 'src/items/item-sql.ts',
       what:
         "The version of workspace $1's data: a list's or an item's request with If-None-Match " +
-        'reads it first (items/conditional-read.interceptor.ts).',
+        'reads it first (items/conditional-read.guard.ts).',
       sql: DATA_VERSION_STATEMENT,
     },
   ],

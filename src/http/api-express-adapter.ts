@@ -1,0 +1,22 @@
+import { ExpressAdapter } from '@nestjs/platform-express';
+import type { Response } from 'express';
+
+/**
+ * NestJS's Express adapter, with the reads of /v1 sent with their ETag: a request their guard
+ * marked (items/conditional-read.guard.ts) has its handler's result turned into the body and its
+ * ETag here, where NestJS sends every handler's result, or into the 304 (thrown, and answered by
+ * the exception filter like any error of the handler).
+ */
+export class ApiExpressAdapter extends ExpressAdapter {
+  override reply(response: Response, body: unknown, statusCode?: number): unknown {
+    const read = response.req.conditionalRead;
+    if (read === undefined) return this.send(response, body, statusCode);
+    return read
+      .answer(response.req, response, body)
+      .then((text) => this.send(response, text, statusCode));
+  }
+
+  private send(response: Response, body: unknown, statusCode?: number): unknown {
+    return super.reply(response, body, statusCode) as unknown;
+  }
+}
