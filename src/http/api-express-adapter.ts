@@ -10,13 +10,9 @@ import type { Response } from 'express';
 export class ApiExpressAdapter extends ExpressAdapter {
   override reply(response: Response, body: unknown, statusCode?: number): unknown {
     const read = response.req.conditionalRead;
-    if (read === undefined) return this.send(response, body, statusCode);
+    if (read === undefined) return super.reply(response, body, statusCode) as unknown;
     return read
       .answer(response.req, response, body)
-      .then((text) => this.send(response, text, statusCode));
-  }
-
-  private send(response: Response, body: unknown, statusCode?: number): unknown {
-    return super.reply(response, body, statusCode) as unknown;
+      .then((text) => super.reply(response, text, statusCode) as unknown);
   }
 }

@@ -55,13 +55,14 @@ export class ConditionalReadGuard implements CanActivate, ConditionalRead {
 
   /** Marks the request as a conditional read; a 304 (thrown) when its data version still matches. */
   canActivate(context: ExecutionContext): true | Promise<true> {
-    const request = context.switchToHttp().getRequest<Request>();
+    const http = context.switchToHttp();
+    const request = http.getRequest<Request>();
     request.conditionalRead = this;
     // `*` matches only an answer that exists (RFC 9110, 13.1.2): an item may be a 404, which
     // only its statement can tell; it is evaluated on the answer.
     const tags = request.ifNoneMatch?.filter((tag) => tag !== '*');
     if (!this.isVersioned(context) || !tags || tags.length === 0) return true;
-    return this.versionMatches(request, context.switchToHttp().getResponse<Response>(), tags);
+    return this.versionMatches(request, http.getResponse<Response>(), tags);
   }
 
   /** The body to send, its ETag set; or the 304, thrown. */
