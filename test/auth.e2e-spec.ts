@@ -1,8 +1,10 @@
+import { Logger } from '@nestjs/common';
 import { Client } from 'pg';
 import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key';
 import { KeyLookups } from '../src/auth/key-lookups';
-import { API_KEY_RECORD_USE_SQL } from '../src/auth/api-keys.sql';
+import { API_KEY_RECORD_USES_SQL } from '../src/auth/api-keys.sql';
+import { KeyUses } from '../src/auth/key-uses';
 import { createTestApp, type TestApp } from './support/app';
 import { createApiKey, createCompany, createLead, createWorkspace } from './support/factories';
 import { Database } from '../src/database/database';
@@ -84,6 +86,8 @@ async function databaseWorkOf(run: () => Promise<unknown>) {
   const statements = jest.spyOn(Client.prototype, 'query');
   try {
     await run();
+    // The keys' uses are written after the answers: their statements count too.
+    await t.app.get(KeyUses).written();
     const sql = statements.mock.calls.map(([query]) =>
       typeof query === 'string' ? query : String((query as { text?: unknown }).text),
     );
@@ -238,6 +242,14 @@ describe('GET /v1/me', () => {
 });
 
 describe('lastUsedAt', () => {
+  // A write a test holds is let go after the test, passed or failed: held, it would keep the
+  // following tests' writes (and the application's close) waiting.
+  let releaseHeld = () => {};
+  afterEach(() => {
+    releaseHeld();
+    releaseHeld = () => {};
+  });
+
   it('is written on first use, not again within a minute, and again past a minute', async () => {
     const workspace = await createWorkspace(t.prisma);
     const { id, key } = await createApiKey(t.prisma, workspace.id);
@@ -248,6 +260,7 @@ describe('lastUsedAt', () => {
     expect(await lastUsedAt()).toBeUndefined();
     const first = new Date(t.clock.now()).toISOString();
     await use();
+    await t.app.get(KeyUses).written();
     expect(await lastUsedAt()).toBe(first);
 
     t.clock.advance(30_000);
@@ -263,6 +276,7 @@ describe('lastUsedAt', () => {
     t.clock.advance(2);
     const second = new Date(t.clock.now()).toISOString();
     await use();
+    await t.app.get(KeyUses).written();
     expect(await lastUsedAt()).toBe(second);
   });
 
@@ -275,7 +289,7 @@ describe('lastUsedAt', () => {
     let rowsWritten = 0;
     jest.spyOn(database, 'query').mockImplementation(async (sql, values) => {
       const rows = await query(sql, values);
-      if (sql === API_KEY_RECORD_USE_SQL) rowsWritten += rows.length;
+      if (sql === API_KEY_RECORD_USES_SQL) rowsWritten += rows.length;
       return rows;
     });
 
@@ -284,7 +298,162 @@ describe('lastUsedAt', () => {
     );
 
     expect(responses.map((response) => response.status)).toEqual(Array(10).fill(200));
+    await t.app.get(KeyUses).written();
     expect(rowsWritten).toBe(1);
+    const row = await t.prisma.apiKey.findUniqueOrThrow({ where: { id } });
+    expect(row.lastUsedAt?.toISOString()).toBe(now);
+  });
+  it('is written after the answer: the request does not wait for it', async () => {
+    const workspace = await createWorkspace(t.prisma);
+    const { id, key } = await createApiKey(t.prisma, workspace.id);
+    const now = new Date(t.clock.now()).toISOString();
+    const database = t.app.get(Database);
+    const query = database.query.bind(database);
+    const released = new Promise<void>((resolve) => (releaseHeld = resolve));
+    jest.spyOn(database, 'query').mockImplementation(async (sql, values) => {
+      if (sql === API_KEY_RECORD_USES_SQL) await released;
+      return query(sql, values);
+    });
+
+    // Answered while the write is held: awaited, it would never be.
+    expect((await call('/v1/me', `Bearer ${key}`)).status).toBe(200);
+    expect((await t.prisma.apiKey.findUniqueOrThrow({ where: { id } })).lastUsedAt).toBeNull();
+
+    releaseHeld();
+    await t.app.get(KeyUses).written();
+    const row = await t.prisma.apiKey.findUniqueOrThrow({ where: { id } });
+    expect(row.lastUsedAt?.toISOString()).toBe(now);
+  });
+
+  it('writes the uses of many keys in one statement, and one write at a time', async () => {
+    const workspace = await createWorkspace(t.prisma);
+    const made = await Promise.all(
+      Array.from({ length: 6 }, () => createApiKey(t.prisma, workspace.id)),
+    );
+    const database = t.app.get(Database);
+    const query = database.query.bind(database);
+    const released = new Promise<void>((resolve) => (releaseHeld = resolve));
+    const writes: string[][] = [];
+    let underWay = 0;
+    let mostUnderWay = 0;
+    jest.spyOn(database, 'query').mockImplementation(async (sql, values) => {
+      if (sql !== API_KEY_RECORD_USES_SQL) return query(sql, values);
+      writes.push([...(values[0] as string[])].sort());
+      mostUnderWay = Math.max(mostUnderWay, ++underWay);
+      try {
+        if (writes.length === 1) await released;
+        return await query(sql, values);
+      } finally {
+        underWay--;
+      }
+    });
+
+    // The first key's write is held; the five others are used meanwhile.
+    expect((await call('/v1/me', `Bearer ${made[0].key}`)).status).toBe(200);
+    const others = await Promise.all(
+      made.slice(1).map(({ key }) => call('/v1/me', `Bearer ${key}`)),
+    );
+    expect(others.map((response) => response.status)).toEqual(Array(5).fill(200));
+    releaseHeld();
+    await t.app.get(KeyUses).written();
+
+    expect(writes).toEqual([
+      [made[0].id],
+      made
+        .slice(1)
+        .map(({ id }) => id)
+        .sort(),
+    ]);
+    expect(mostUnderWay).toBe(1);
+    const rows = await t.prisma.apiKey.findMany({ where: { workspaceId: workspace.id } });
+    expect(rows.map((row) => row.lastUsedAt?.toISOString())).toEqual(
+      Array(6).fill(new Date(t.clock.now()).toISOString()),
+    );
+  });
+
+  it('a write the database refuses: the answer is unaffected, and the next use writes it', async () => {
+    const workspace = await createWorkspace(t.prisma);
+    const { id, key } = await createApiKey(t.prisma, workspace.id);
+    const database = t.app.get(Database);
+    const query = database.query.bind(database);
+    const spy = jest.spyOn(database, 'query').mockImplementation(async (sql, values) => {
+      if (sql === API_KEY_RECORD_USES_SQL) throw new Error('the database is read-only');
+      return query(sql, values);
+    });
+
+    expect((await call('/v1/me', `Bearer ${key}`)).status).toBe(200);
+    await t.app.get(KeyUses).written();
+    expect((await t.prisma.apiKey.findUniqueOrThrow({ where: { id } })).lastUsedAt).toBeNull();
+
+    spy.mockRestore();
+    t.clock.advance(1_000);
+    const now = new Date(t.clock.now()).toISOString();
+    expect((await call('/v1/me', `Bearer ${key}`)).status).toBe(200);
+    await t.app.get(KeyUses).written();
+    const row = await t.prisma.apiKey.findUniqueOrThrow({ where: { id } });
+    expect(row.lastUsedAt?.toISOString()).toBe(now);
+  });
+
+  it('skips a key whose row another transaction holds, rather than wait for it', async () => {
+    const workspace = await createWorkspace(t.prisma);
+    const held = await createApiKey(t.prisma, workspace.id);
+    const free = await createApiKey(t.prisma, workspace.id);
+    // Another instance's write, or the admin tool revoking the key, holding its row.
+    const other = new Client({ connectionString: t.database.url });
+    await other.connect();
+    releaseHeld = () => void other.query('ROLLBACK').finally(() => other.end());
+    await other.query('BEGIN');
+    await other.query('SELECT id FROM api_keys WHERE id = $1 FOR UPDATE', [held.id]);
+    const warnings = jest.spyOn(Logger.prototype, 'warn');
+
+    for (const { key } of [held, free]) {
+      expect((await call('/v1/me', `Bearer ${key}`)).status).toBe(200);
+    }
+    await t.app.get(KeyUses).written();
+
+    const rows = await t.prisma.apiKey.findMany({ where: { workspaceId: workspace.id } });
+    const lastUsed = new Map(rows.map((row) => [row.id, row.lastUsedAt?.toISOString()]));
+    expect(lastUsed.get(held.id)).toBeUndefined();
+    expect(lastUsed.get(free.id)).toBe(new Date(t.clock.now()).toISOString());
+    // Skipped, not waited for until the statement's timeout and then refused.
+    expect(warnings).not.toHaveBeenCalled();
+  });
+
+  it("is written before the application's database closes, when it shuts down", async () => {
+    // A second instance of the service on the same database, closed as SIGTERM closes it.
+    const other = await createTestApp({ database: t.database });
+    const workspace = await createWorkspace(t.prisma);
+    const { id, key } = await createApiKey(t.prisma, workspace.id);
+    const now = new Date(other.clock.now()).toISOString();
+    const database = other.app.get(Database);
+    const query = database.query.bind(database);
+    // The write starts only once the close has begun; the pools must close after it ends.
+    let closing = () => {};
+    const closeBegun = new Promise<void>((resolve) => (closing = resolve));
+    let written = false;
+    let writtenBeforePoolsClosed: boolean | undefined;
+    jest.spyOn(database, 'query').mockImplementation(async (sql, values) => {
+      if (sql !== API_KEY_RECORD_USES_SQL) return query(sql, values);
+      await closeBegun;
+      const rows = await query(sql, values);
+      written = true;
+      return rows;
+    });
+    const closePools = database.onModuleDestroy.bind(database);
+    jest.spyOn(database, 'onModuleDestroy').mockImplementation(() => {
+      writtenBeforePoolsClosed = written;
+      return closePools();
+    });
+    const response = await request(other.app.getHttpServer())
+      .get('/v1/me')
+      .set('Authorization', `Bearer ${key}`);
+    expect(response.status).toBe(200);
+
+    const closed = other.close();
+    closing();
+    await closed;
+
+    expect(writtenBeforePoolsClosed).toBe(true);
     const row = await t.prisma.apiKey.findUniqueOrThrow({ where: { id } });
     expect(row.lastUsedAt?.toISOString()).toBe(now);
   });

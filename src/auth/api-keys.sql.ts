@@ -12,12 +12,18 @@ FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
 WHERE k.hash = ANY($1::text[])`;
 
 /**
- * Marks a key used at $2 unless it was marked since $3: conditional, so that concurrent requests
- * and instances write it once between them. Returns the row it wrote, if any.
+ * Marks keys used ($1, their ids) at their times ($2), each unless it was marked within the last
+ * $3 milliseconds: conditional, so that concurrent requests and instances write a key once
+ * between them. Rows another transaction holds (another instance marking the same key, an admin
+ * revoking it) are skipped rather than waited for: the statement never waits on a row lock, so two
+ * instances marking the same keys in different orders cannot deadlock. Returns the rows it wrote.
  */
-export const API_KEY_RECORD_USE_SQL = `UPDATE api_keys SET last_used_at = $2
-WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $3)
-RETURNING id`;
+export const API_KEY_RECORD_USES_SQL = `UPDATE api_keys k SET last_used_at = u.used_at
+FROM unnest($1::text[], $2::timestamptz[]) AS u(id, used_at)
+WHERE k.id = u.id
+  AND k.id IN (SELECT id FROM api_keys WHERE id = ANY($1::text[]) FOR UPDATE SKIP LOCKED)
+  AND (k.last_used_at IS NULL OR k.last_used_at < u.used_at - $3::integer * interval '1 millisecond')
+RETURNING k.id`;
 
 export interface ApiKeyRow {
   hash: string;
@@ -41,12 +47,15 @@ export async function findApiKeysByHash(
   return database.query<ApiKeyRow>(API_KEY_BY_HASH_SQL, [hashes]);
 }
 
-/** Marks the key used at `now` unless it was marked since `staleBefore`. */
-export async function recordApiKeyUse(
+/** Marks the keys used, each at its time, unless marked within `resolutionMs` before it. */
+export async function recordApiKeyUses(
   database: Queryable,
-  id: string,
-  now: Date,
-  staleBefore: Date,
+  uses: ReadonlyMap<string, Date>,
+  resolutionMs: number,
 ): Promise<void> {
-  await database.query(API_KEY_RECORD_USE_SQL, [id, now, staleBefore]);
+  await database.query(API_KEY_RECORD_USES_SQL, [
+    [...uses.keys()],
+    [...uses.values()],
+    resolutionMs,
+  ]);
 }

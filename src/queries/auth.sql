@@ -7,8 +7,11 @@ SELECT k.hash, k.id, k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt"
 FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
 WHERE k.hash = ANY($1::text[]);
 
--- API_KEY_RECORD_USE_SQL (src/auth/api-keys.sql.ts)
--- The key's lastUsedAt, at most once a minute.
-UPDATE api_keys SET last_used_at = $2
-WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $3)
-RETURNING id;
+-- API_KEY_RECORD_USES_SQL (src/auth/api-keys.sql.ts)
+-- The keys' lastUsedAt, at most once a minute each, after the requests that used them (auth/key-uses.ts).
+UPDATE api_keys k SET last_used_at = u.used_at
+FROM unnest($1::text[], $2::timestamptz[]) AS u(id, used_at)
+WHERE k.id = u.id
+  AND k.id IN (SELECT id FROM api_keys WHERE id = ANY($1::text[]) FOR UPDATE SKIP LOCKED)
+  AND (k.last_used_at IS NULL OR k.last_used_at < u.used_at - $3::integer * interval '1 millisecond')
+RETURNING k.id;

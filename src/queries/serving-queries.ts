@@ -1,4 +1,4 @@
-import { API_KEY_BY_HASH_SQL, API_KEY_RECORD_USE_SQL } from '../auth/api-keys.sql';
+import { API_KEY_BY_HASH_SQL, API_KEY_RECORD_USES_SQL } from '../auth/api-keys.sql';
 import {
   COMPANY_CHANGE_STREAM_SQL,
   COMPANY_CHANGES_SQL,
@@ -39,10 +39,12 @@ export const SERVING_QUERIES: Record<string, ServingQuery[]> = {
       sql: API_KEY_BY_HASH_SQL,
     },
     {
-      name: 'API_KEY_RECORD_USE_SQL',
+      name: 'API_KEY_RECORD_USES_SQL',
       source: 'src/auth/api-keys.sql.ts',
-      what: "The key's lastUsedAt, at most once a minute.",
-      sql: API_KEY_RECORD_USE_SQL,
+      what:
+        "The keys' lastUsedAt, at most once a minute each, after the requests that used them " +
+        '(auth/key-uses.ts).',
+      sql: API_KEY_RECORD_USES_SQL,
     },
   ],
   items: [
