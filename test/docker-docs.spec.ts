@@ -75,3 +75,14 @@ it('hard-codes no database password in the compose files', () => {
     ]);
   }
 });
+
+it("gives the compose file's PostgreSQL the allocator settings docs/scaling.md states", () => {
+  const postgres = COMPOSE.slice(COMPOSE.indexOf('\n  postgres:\n'));
+  const service = postgres.slice(0, postgres.indexOf('\n  redis:'));
+  const scaling = read('docs/scaling.md');
+  for (const name of ['MALLOC_MMAP_THRESHOLD_', 'MALLOC_TRIM_THRESHOLD_']) {
+    const value = new RegExp(`\\n {6}${name}: '(\\d+)'`).exec(service)?.[1];
+    expect([name, value]).toEqual([name, '33554432']);
+    expect(scaling).toContain(`${name}=${value}`);
+  }
+});
