@@ -1,5 +1,5 @@
-import { Logger } from '@nestjs/common';
-import { Client } from 'pg';
+import { type INestApplication, Logger } from '@nestjs/common';
+import { Client, type QueryResultRow } from 'pg';
 import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key';
 import { KeyLookups } from '../src/auth/key-lookups';
@@ -241,6 +241,25 @@ describe('GET /v1/me', () => {
   });
 });
 
+/**
+ * The service's writes of lastUsedAt (on `app`) go through `write`, given the statement's values and
+ * the function that runs it; its other statements run as they are.
+ */
+function interceptUseWrites(
+  app: INestApplication,
+  write: (values: unknown[], run: () => Promise<QueryResultRow[]>) => Promise<QueryResultRow[]>,
+) {
+  const database = app.get(Database);
+  const query = database.query.bind(database);
+  return jest
+    .spyOn(database, 'query')
+    .mockImplementation(async (sql, values) =>
+      sql === API_KEY_RECORD_USES_SQL
+        ? write(values, () => query(sql, values))
+        : query(sql, values),
+    );
+}
+
 describe('lastUsedAt', () => {
   // A write a test holds is let go after the test, passed or failed: held, it would keep the
   // following tests' writes (and the application's close) waiting.
@@ -284,12 +303,10 @@ describe('lastUsedAt', () => {
     const workspace = await createWorkspace(t.prisma);
     const { id, key } = await createApiKey(t.prisma, workspace.id);
     const now = new Date(t.clock.now()).toISOString();
-    const database = t.app.get(Database);
-    const query = database.query.bind(database);
     let rowsWritten = 0;
-    jest.spyOn(database, 'query').mockImplementation(async (sql, values) => {
-      const rows = await query(sql, values);
-      if (sql === API_KEY_RECORD_USES_SQL) rowsWritten += rows.length;
+    interceptUseWrites(t.app, async (_values, run) => {
+      const rows = await run();
+      rowsWritten += rows.length;
       return rows;
     });
 
@@ -303,16 +320,15 @@ describe('lastUsedAt', () => {
     const row = await t.prisma.apiKey.findUniqueOrThrow({ where: { id } });
     expect(row.lastUsedAt?.toISOString()).toBe(now);
   });
+
   it('is written after the answer: the request does not wait for it', async () => {
     const workspace = await createWorkspace(t.prisma);
     const { id, key } = await createApiKey(t.prisma, workspace.id);
     const now = new Date(t.clock.now()).toISOString();
-    const database = t.app.get(Database);
-    const query = database.query.bind(database);
     const released = new Promise<void>((resolve) => (releaseHeld = resolve));
-    jest.spyOn(database, 'query').mockImplementation(async (sql, values) => {
-      if (sql === API_KEY_RECORD_USES_SQL) await released;
-      return query(sql, values);
+    interceptUseWrites(t.app, async (_values, run) => {
+      await released;
+      return run();
     });
 
     // Answered while the write is held: awaited, it would never be.
@@ -330,19 +346,16 @@ describe('lastUsedAt', () => {
     const made = await Promise.all(
       Array.from({ length: 6 }, () => createApiKey(t.prisma, workspace.id)),
     );
-    const database = t.app.get(Database);
-    const query = database.query.bind(database);
     const released = new Promise<void>((resolve) => (releaseHeld = resolve));
     const writes: string[][] = [];
     let underWay = 0;
     let mostUnderWay = 0;
-    jest.spyOn(database, 'query').mockImplementation(async (sql, values) => {
-      if (sql !== API_KEY_RECORD_USES_SQL) return query(sql, values);
+    interceptUseWrites(t.app, async (values, run) => {
       writes.push([...(values[0] as string[])].sort());
       mostUnderWay = Math.max(mostUnderWay, ++underWay);
       try {
         if (writes.length === 1) await released;
-        return await query(sql, values);
+        return await run();
       } finally {
         underWay--;
       }
@@ -374,12 +387,9 @@ describe('lastUsedAt', () => {
   it('a write the database refuses: the answer is unaffected, and the next use writes it', async () => {
     const workspace = await createWorkspace(t.prisma);
     const { id, key } = await createApiKey(t.prisma, workspace.id);
-    const database = t.app.get(Database);
-    const query = database.query.bind(database);
-    const spy = jest.spyOn(database, 'query').mockImplementation(async (sql, values) => {
-      if (sql === API_KEY_RECORD_USES_SQL) throw new Error('the database is read-only');
-      return query(sql, values);
-    });
+    const spy = interceptUseWrites(t.app, () =>
+      Promise.reject(new Error('the database is read-only')),
+    );
 
     expect((await call('/v1/me', `Bearer ${key}`)).status).toBe(200);
     await t.app.get(KeyUses).written();
@@ -426,16 +436,14 @@ describe('lastUsedAt', () => {
     const { id, key } = await createApiKey(t.prisma, workspace.id);
     const now = new Date(other.clock.now()).toISOString();
     const database = other.app.get(Database);
-    const query = database.query.bind(database);
     // The write starts only once the close has begun; the pools must close after it ends.
     let closing = () => {};
     const closeBegun = new Promise<void>((resolve) => (closing = resolve));
     let written = false;
     let writtenBeforePoolsClosed: boolean | undefined;
-    jest.spyOn(database, 'query').mockImplementation(async (sql, values) => {
-      if (sql !== API_KEY_RECORD_USES_SQL) return query(sql, values);
+    interceptUseWrites(other.app, async (_values, run) => {
       await closeBegun;
-      const rows = await query(sql, values);
+      const rows = await run();
       written = true;
       return rows;
     });
