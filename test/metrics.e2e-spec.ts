@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { Client } from 'pg';
+import { KeyUses } from '../src/auth/key-uses';
 import { Database } from '../src/database/database';
 import { BodyBudget } from '../src/items/body-budget';
 import { MAX_WAITING } from '../src/database/pool-config';
@@ -173,6 +174,8 @@ describe('GET /metrics on METRICS_PORT', () => {
   it('counts the requests shed because the pool is saturated', async () => {
     const database = t.app.get(Database);
     const before = await scrape();
+    // No key's use being written (auth/key-uses.ts): the next statement is the key check's.
+    await t.app.get(KeyUses).written();
     // The key check's statement refused as a full pool queue refuses it (queryable.ts).
     jest.spyOn(database, 'query').mockRejectedValueOnce(new PoolSaturatedError(MAX_WAITING));
     const shed = await withKey('/v1/me');
@@ -187,6 +190,9 @@ describe('GET /metrics on METRICS_PORT', () => {
     const database = t.app.get(Database);
     // A key check (the priority pool) and a list statement (the workspaces' pool).
     expect((await withKey('/v1/companies')).status).toBe(200);
+    // The key's use is written after the answer (auth/key-uses.ts), on a priority connection: the
+    // gauges and the pools are compared once it is back.
+    await t.app.get(KeyUses).written();
     const text = await scrape();
     for (const [label, pool] of [
       ['statements', database.pool],
