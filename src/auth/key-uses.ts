@@ -4,15 +4,14 @@ import { Database } from '../database/database';
 import { recordApiKeyUses } from './api-keys.sql';
 
 // lastUsedAt is informative: one write per key per minute is enough, and keeps reads read-only.
-export const LAST_USED_RESOLUTION_MS = 60_000;
+const LAST_USED_RESOLUTION_MS = 60_000;
 
 /**
  * The keys' `lastUsedAt`, written after the request that used the key rather than before its
  * answer: a request never waits for a commit. Measured on the benchmark's machine under workload
  * (a), the write took 3 to 35 ms (its commit waits for the WAL's flush) against 0.3 to 3.5 ms for
  * the key's lookup; awaited, it delayed the first request of each key each minute by that much,
- * and each write held one of the two connections of the key lookups meanwhile: 200 keys used for
- * the first time after a start queued every request's lookup behind their writes.
+ * and held one of the key lookups' two connections meanwhile.
  *
  * One write at a time: the uses recorded while one is under way go together in the next, one
  * statement for any number of keys. So the writes hold at most one of the key lookups' two
