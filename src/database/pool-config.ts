@@ -1,4 +1,4 @@
-import type { Pool, PoolConfig } from 'pg';
+import type { ClientBase, Pool, PoolConfig } from 'pg';
 
 /*
  * How long a request may wait for the database, and how many may wait at once (docs/operations.md, "When the
@@ -72,6 +72,32 @@ export function startupOptions(): string {
     .join(' ');
 }
 
+/*
+ * PostgreSQL's backends allocate with malloc, and glibc's malloc (Debian's, Ubuntu's, the official
+ * images' PostgreSQL) hands memory at the top of its heap back to the kernel once more than its
+ * trim threshold is free: 256 KiB at first, raised to twice the size of the largest block it has
+ * freed from an mmap of its own (its "dynamic threshold", up to 32 MiB). A backend that never freed
+ * such a block gives back, at the end of each of the lists' statements, the memory the statement
+ * took, and takes it again at the next one in page faults: on workload (f) (docs/benchmarks.md), 8
+ * of the 10 read connections took about 170 page faults a statement and the database 12 % more
+ * CPU a page. So each new connection first runs one statement that makes and frees a block of
+ * ALLOCATOR_WARMUP_BYTES: its backend then keeps up to twice that free (docs/scaling.md,
+ * "PostgreSQL's memory allocator"). Elsewhere (another allocator, a pooler between) it costs one
+ * statement of under a millisecond per connection.
+ */
+/** The block the first statement of each connection makes and frees (see above). */
+export const ALLOCATOR_WARMUP_BYTES = 1024 * 1024;
+export const ALLOCATOR_WARMUP_SQL = `SELECT length(repeat(' ', ${ALLOCATOR_WARMUP_BYTES}))`;
+
+/**
+ * Queued on a new connection before the pool hands it out, so it runs before any statement of the
+ * service's. A failure is not reported: it would be the next statement's failure too (a broken
+ * connection), and that one is answered.
+ */
+function warmAllocator(client: ClientBase): void {
+  client.query(ALLOCATOR_WARMUP_SQL).catch(ignore);
+}
+
 /**
  * A pool's settings, for `size` connections. The benchmark's bare server uses them too, to be
  * configured alike; this file imports nothing else, so that it does not load Nest or Prisma there.
@@ -92,6 +118,7 @@ export function poolConfig(
     // Bounded waits, so that a database that is down, stuck or overloaded gives a 503 within a
     // second or a few rather than requests that hang (the queue's bound is Database's).
     connectionTimeoutMillis: CONNECTION_WAIT_MS,
+    onConnect: warmAllocator,
     ...(settings === 'startup' && {
       statement_timeout: STATEMENT_TIMEOUT_MS,
       options: startupOptions(),
