@@ -24,13 +24,15 @@ describe('a new connection of a pool', () => {
   it('has run the warm-up in its backend before the pool hands it out', async () => {
     const pool = new Pool(poolConfig(database.directUrl, 'startup', 1));
     const client = await pool.connect();
+    // The backend's pid, from the server's BackendKeyData (node-postgres keeps it; @types/pg omits it).
+    const { processID } = client as unknown as { processID: number };
     try {
       // Seen from another session, before this client has sent anything of its own.
       const last = await until('the backend idle after its first statement', () =>
         withServer(async (server) => {
           const { rows } = await server.query<{ query: string; state: string }>(
             'SELECT query, state FROM pg_stat_activity WHERE pid = $1',
-            [client.processID],
+            [processID],
           );
           return rows[0]?.state === 'idle' && rows[0].query;
         }),
