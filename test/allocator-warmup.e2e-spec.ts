@@ -24,7 +24,7 @@ describe('a new connection of a pool', () => {
   it('has run the warm-up in its backend before the pool hands it out', async () => {
     const pool = new Pool(poolConfig(database.directUrl, 'startup', 1));
     const client = await pool.connect();
-    // The backend's pid, from the server's BackendKeyData: node-postgres keeps it, @types/pg omits it.
+    // The backend's pid (the server's BackendKeyData): node-postgres keeps it, @types/pg omits it.
     const { processID } = client as unknown as { processID: number };
     try {
       // Seen from another session, before this client has sent anything of its own.
