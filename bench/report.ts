@@ -574,10 +574,6 @@ function targets(report: Report, find: Find): [string, string, boolean][] {
       p99 < 2000,
     ]);
   }
-  const rss = Math.max(
-    ...report.measurements.filter((m) => m.server === 'service').map((m) => m.peakRssMb),
-  );
-  rows.push(['service peak RSS under load <= 200 MB', `${number(rss)} MB`, rss <= 200]);
   const startup = report.startup.service ?? NaN;
   rows.push(['service start-up to ready <= 2 s', `${number(startup)} ms`, startup <= 2000]);
   return rows;
