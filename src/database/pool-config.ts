@@ -86,7 +86,7 @@ export function startupOptions(): string {
  * allocator"). Elsewhere (another allocator) it costs one statement of under a millisecond.
  */
 /** The block the first statement of each connection makes and frees (see above). */
-export const ALLOCATOR_WARMUP_BYTES = 1024 * 1024;
+const ALLOCATOR_WARMUP_BYTES = 1024 * 1024;
 export const ALLOCATOR_WARMUP_SQL = `SELECT length(repeat(' ', ${ALLOCATOR_WARMUP_BYTES}))`;
 
 /**
