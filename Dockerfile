@@ -64,7 +64,7 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
 # One node process, PID 1 (exec form, no shell): the migrations (advisory-locked, so several
 # replicas may start at once), then the server (src/server/entrypoint.ts). It exits 0 on SIGTERM
 # at any moment, draining the requests in flight once it serves. The node flags are package.json's
-# config.serverNodeFlags, which the npm scripts read (a Dockerfile cannot: test/node-flags.spec.ts
-# keeps the two the same), chosen by measurement for a 384 MiB container (docs/benchmarks.md,
-# "Node flags").
+# config.serverNodeFlags, which the npm scripts read (a Dockerfile cannot:
+# test/repo/node-flags.spec.ts keeps the two the same), chosen by measurement for a 384 MiB
+# container (docs/benchmarks.md, "Node flags").
 CMD ["node", "--max-old-space-size=128", "--max-semi-space-size=8", "dist/server/entrypoint.js"]

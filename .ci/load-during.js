@@ -16,6 +16,7 @@
 'use strict';
 const { spawn } = require('node:child_process');
 const { Agent, request } = require('node:http');
+const { connect } = require('node:net');
 const { Client } = require('pg');
 
 const [base, key, expectation, ...command] = process.argv.slice(2);
@@ -47,6 +48,23 @@ function get(agent, path, bearer = key) {
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resolves once a new connection to the URL's port is refused, or after `withinMs`. */
+async function listenerClosed(url, withinMs) {
+  const deadline = Date.now() + withinMs;
+  while (Date.now() < deadline) {
+    const refused = await new Promise((resolve) => {
+      const socket = connect(Number(url.port), url.hostname);
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(false);
+      });
+      socket.once('error', () => resolve(true));
+    });
+    if (refused) return;
+    await sleep(20);
+  }
+}
 
 async function main() {
   const load = new Agent({ keepAlive: true, maxSockets: WORKERS });
@@ -102,8 +120,12 @@ async function main() {
     });
   });
   if (locker) {
-    // The held requests stay in flight a second into the stop, then their lock goes.
-    await sleep(1000);
+    // The held requests stay in flight until the server has begun its drain (it closes its
+    // listener first: a new connection is refused), then their lock goes. Waiting a fixed time
+    // instead raced the signal on a loaded machine: a lock released before the SIGTERM arrived
+    // let the held requests be answered as any other, kept alive.
+    await listenerClosed(new URL(base), 30_000);
+    await sleep(200);
     await locker.query('ROLLBACK');
     await locker.end();
   } else {

@@ -3,7 +3,8 @@ import { Pool, type QueryResultRow } from 'pg';
 import { hashApiKey, isWellFormedApiKey } from '../src/auth/api-key';
 import { API_KEY_BY_HASH_SQL, type ApiKeyRow } from '../src/auth/api-keys.sql';
 import { ChangeCursors } from '../src/changes/change-cursor';
-import { changeFeedPage } from '../src/changes/change-feed';
+import { SignedCursors } from '../src/items/signed-cursors';
+import { ChangeFeedPages } from '../src/changes/change-feed';
 import type { Feed } from '../src/changes/change-feed-sql';
 import { COMPANY_CHANGES_SQL, COMPANY_LIST } from '../src/companies/companies.sql';
 import type { Environment } from '../src/config/environment';
@@ -23,7 +24,7 @@ import { planIncludesApiAccess } from '../src/auth/plans';
  * bytes. node:http and pg, no framework, no ORM, no validation beyond what the benchmark sends, no
  * rate limit, no logging. It runs the service's own SQL (imported, not copied) on a pool configured
  * like the service's, and looks the key up by its hash the same way. The change feeds run the
- * service's own page function (statement, then the signed cursor) on that pool.
+ * service's own pages (statement, then the signed cursor) on that pool.
  *
  * The bare server (bare-server.ts) is this handler on node:http; Express alone and NestJS alone
  * (framework-servers.ts) route the same requests to it, so that the framework's own toll on each
@@ -39,19 +40,23 @@ const LISTS: Record<string, [ListStatements, Selectable]> = {
   '/v1/leads': [LEAD_LIST, LEAD_SELECTABLE],
 };
 
-const FEEDS: Record<string, [Feed, string]> = {
-  '/v1/companies/changes': ['companies', COMPANY_CHANGES_SQL],
-  '/v1/leads/changes': ['leads', LEAD_CHANGES_SQL],
-};
 // The same secret makes the same cursors: the answers stay byte for byte the service's.
-const cursors = new ChangeCursors({ API_KEY_SECRET } as Environment);
-// changeFeedPage runs its statement through `query` alone: here the pool's, as in the service,
-// sized through a budget of large bodies as the service's is.
+const cursors = new ChangeCursors(new SignedCursors({ API_KEY_SECRET } as Environment));
+// A feed's pages run their statement through `query` alone: here the pool's for every workspace,
+// as in the service without its fair queue, sized through a budget of large bodies as the
+// service's is.
 const bodies = new BodyBudget();
 const database = {
   query: async <T extends QueryResultRow>(sql: string, values: unknown[]) =>
     (await pool.query<T>(sql, values)).rows,
 } satisfies Queryable;
+const feedPages = (feed: Feed) =>
+  new ChangeFeedPages(feed, { forWorkspace: () => database }, cursors, bodies);
+
+const FEEDS: Record<string, [ChangeFeedPages, string]> = {
+  '/v1/companies/changes': [feedPages('companies'), COMPANY_CHANGES_SQL],
+  '/v1/leads/changes': [feedPages('leads'), LEAD_CHANGES_SQL],
+};
 
 function send(response: ServerResponse, status: number, body: string): void {
   response.writeHead(status, {
@@ -88,13 +93,10 @@ export function answerBare(request: IncomingMessage, response: ServerResponse): 
       const query = new URLSearchParams(search);
       const feed = FEEDS[path];
       if (feed) {
-        const [name, sql] = feed;
+        const [pages, sql] = feed;
         const cursor = query.get('cursor') ?? undefined;
         const page = { cursor, limit: Number(query.get('limit') ?? 200) };
-        const { workspaceId } = found;
-        const room = { budget: bodies, key: `${name}/changes:${workspaceId}` };
-        const body = await changeFeedPage(database, cursors, sql, name, workspaceId, page, room);
-        return send(response, 200, body);
+        return send(response, 200, await pages.page(found.workspaceId, sql, page));
       }
       const list = LISTS[path];
       if (!list) return send(response, 404, '{"statusCode":404}');

@@ -2,7 +2,9 @@ import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { COMPANY_ITEM } from '../src/companies/companies.sql';
 import { itemJsonSql } from '../src/items/item-sql';
+import type { SyncRun } from './feeds';
 import { readQuietly, type QuietReads } from './noisy-neighbour';
+import type { Target } from './targets';
 
 /*
  * Workload (s), the change stream: a new client's full initial sync of a workspace through
@@ -54,6 +56,57 @@ export interface ChangeStreamRun {
   quietAlone: QuietReads;
   quietDuringStream: QuietReads;
 }
+
+/** The stream's run, with the paged feed's sync (h) when it ran too. */
+export interface StreamBesideSync {
+  stream: ChangeStreamRun;
+  sync: SyncRun | undefined;
+}
+
+export const CHANGE_STREAM_TARGETS: Target<StreamBesideSync>[] = [
+  {
+    says: `the stream with fields=id,${STREAM_FIELDS} >= 3x faster than the whole stream`,
+    figure: ({ stream }) => stream.large.seconds / stream.largeWithFields.seconds,
+    atLeast: 3,
+    unit: 'x',
+  },
+  {
+    says: 'the stream with those fields >= 2x faster than COPY of the whole rows as JSON',
+    figure: ({ stream }) => stream.copy && stream.copy.seconds / stream.largeWithFields.seconds,
+    atLeast: 2,
+    unit: 'x',
+  },
+  {
+    says: 'full sync through the stream >= 4x faster than the paged feed (h)',
+    figure: ({ stream, sync }) => sync && sync.feed.seconds / stream.large.seconds,
+    atLeast: 4,
+    unit: 'x',
+  },
+  {
+    says: "the stream's throughput >= 0.5x COPY's",
+    figure: ({ stream }) => stream.copy && stream.copy.seconds / stream.large.seconds,
+    atLeast: 0.5,
+    unit: 'x',
+  },
+  {
+    says: 'peak RSS <= 256 MiB, streaming a small workspace and the large one',
+    figure: ({ stream }) => Math.max(stream.large.peakRssMb, stream.small.peakRssMb),
+    atMost: 256,
+    unit: 'MB',
+  },
+  {
+    says: 'first line <= 200 ms',
+    figure: ({ stream }) => stream.large.firstLineMs,
+    atMost: 200,
+    unit: 'ms',
+  },
+  {
+    says: 'quiet p99 during a stream <= 3x alone',
+    figure: ({ stream }) => stream.quietDuringStream.p99 / stream.quietAlone.p99,
+    atMost: 3,
+    unit: 'x',
+  },
+];
 
 export interface ChangeStreamOptions {
   port: number;

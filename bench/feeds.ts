@@ -8,6 +8,8 @@ import { COMPANY_PAGE_SQL } from '../src/companies/companies.sql';
 import type { CompanyDto } from '../src/companies/dto/company.dto';
 import { Environment, validateEnvironment } from '../src/config/environment';
 import { ImportService } from '../src/import/import.service';
+import { FEED_LIMIT, LIST_LIMIT, log, scale } from './run-settings';
+import { median, type Target } from './targets';
 
 /**
  * A position in a feed as a cursor holds it: the change's (txid, id), and `pass`, the xmin of the
@@ -131,6 +133,45 @@ export async function offsetSync(base: string, key: string, limit: number): Prom
   return { requests, seconds: (performance.now() - started) / 1000, distinct: ids.size };
 }
 
+/** (h) a new client's full sync of the large workspace, through the feed and by offsets. */
+export interface SyncRun {
+  feedLimit: number;
+  offsetLimit: number;
+  feed: SyncPass;
+  offset: SyncPass;
+}
+
+export const SYNC_TARGETS: Target<SyncRun>[] = [
+  {
+    says: 'full sync through the feed >= 5x faster than offsets',
+    figure: ({ feed, offset }) => offset.seconds / feed.seconds,
+    atLeast: 5,
+    unit: 'x',
+  },
+];
+
+/**
+ * A new client's full initial sync of the large workspace, one request at a time: through the
+ * feed, then by offsets on the list. Each pass must see every company.
+ */
+export async function measureSync(service: string, key: string): Promise<SyncRun> {
+  const feed = await feedSync(service, key, FEED_LIMIT);
+  log(`sync through the feed: ${feed.requests} pages, ${feed.seconds.toFixed(1)} s`);
+  const offset = await offsetSync(service, key, LIST_LIMIT);
+  log(`sync by offsets: ${offset.requests} pages, ${offset.seconds.toFixed(1)} s`);
+  for (const [name, pass] of [
+    ['feed', feed],
+    ['offset', offset],
+  ] as const) {
+    if (pass.distinct !== scale.largeCompanies) {
+      throw new Error(
+        `the ${name} sync saw ${pass.distinct} distinct companies, not ${scale.largeCompanies}`,
+      );
+    }
+  }
+  return { feedLimit: FEED_LIMIT, offsetLimit: LIST_LIMIT, feed, offset };
+}
+
 export interface ImportRuns {
   companies: number;
   contactsPerCompany: number;
@@ -140,6 +181,21 @@ export interface ImportRuns {
   /** The same file imported again into the workspace it was imported into, tracking on. */
   noOp: { seconds: number; companyChanges: number; leadChanges: number };
 }
+
+export const IMPORT_TARGETS: Target<ImportRuns>[] = [
+  {
+    says: 'import with change tracking <= 1.3x without (medians)',
+    figure: ({ on, off }) => median(on) / median(off),
+    atMost: 1.3,
+    unit: 'x',
+  },
+  {
+    says: 'no-op re-import emits 0 changes',
+    figure: ({ noOp }) => noOp.companyChanges + noOp.leadChanges,
+    atMost: 0,
+    unit: '',
+  },
+];
 
 const IMPORT_WORKSPACE_PREFIX = 'ws_bench_import_';
 
@@ -174,9 +230,9 @@ export async function measureImports(
   const triggers = await changeTriggers(client);
   const settings = validateEnvironment({ ...environment, LOG_LEVEL: 'silent' });
   // Each import in an application of its own, hence on new database sessions, as each run of the
-  // admin tool is; only the import itself is timed. (In a session that has run the triggers
-  // before, their plans are the ones made at their first run: see docs/benchmarks.md.) The
-  // admin tool's modules, without its command line.
+  // admin tool is; only the import itself is timed. (In a session that has run the triggers before,
+  // their plans are the ones made at their first run: docs/benchmarks.md, "The change feeds and the
+  // stream".) The admin tool's modules, without its command line.
   const timedImport = async (workspaceId: string, file: unknown): Promise<number> => {
     const quiet = { stdout: () => undefined, stderr: () => undefined };
     const module = await Test.createTestingModule({ imports: [CliModule.register(quiet)] })

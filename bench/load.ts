@@ -1,13 +1,26 @@
 import autocannon from 'autocannon';
 import { cpuSeconds } from './compression';
-import { type Measurement, type ServerName } from './report';
-import { type Workload, connections, seconds, warmupSeconds } from './run-settings';
-import { MCP_HEADERS, randomIndex } from './workloads';
+import {
+  type Measurement,
+  type ServerName,
+  connections,
+  seconds,
+  warmupSeconds,
+} from './run-settings';
+import type { Workload } from './workload';
 import { type RunningServer, residentMb } from './servers';
 
 /*
  * A measured period of load on one server, and its summary.
  */
+
+// What an MCP client sends with each POST (Streamable HTTP).
+const MCP_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+};
+
+const randomIndex = (length: number) => Math.floor(Math.random() * length);
 
 export interface LoadResult {
   latencies: number[];

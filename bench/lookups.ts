@@ -1,6 +1,5 @@
 import { LARGE_WORKSPACE_ID } from './data';
-import type { Request, SqlValue, Workload } from './run-settings';
-import { withClient } from './setup';
+import { withClient } from './with-client';
 
 /*
  * The companies list's lookups on the large workspace (docs/api.md, "Lookups"): `domain=` (l) and
@@ -34,45 +33,22 @@ export async function lookupValues(url: string): Promise<LookupValues> {
 }
 
 /**
- * (l) one domain per request, as stored or as people write it (upper case, `www.`, a trailing
- * dot), a quarter of none, at the run's concurrency; (l1) `q` of 3 to 10 characters, the start
- * of a name or a domain (matching from a few thousand companies to a tenth of them) or a text of
- * the same length that none has, one client: its total counts the matches, as (k3)'s does.
+ * (l)'s domains, one per request: as stored or as people write them (upper case, `www.`, a
+ * trailing dot), a quarter of none.
  */
-export function lookupWorkloads(
-  values: LookupValues,
-  largeKey: string,
-  statements: (request: Request) => [string, SqlValue[]][],
-): Workload[] {
+export function lookupDomains(values: LookupValues): string[] {
   const written = (domain: string, i: number) =>
     [domain, `www.${domain}`, `${domain.toUpperCase()}.`, `nowhere-${i}.example`][i % 4];
-  const domains = values.domains.map(written);
-  const texts = Q_LENGTHS.flatMap((length, i) => [
+  return values.domains.map(written);
+}
+
+/**
+ * (l1)'s texts: for each length of 3 to 10 characters, the start of a name or a domain (matching
+ * from a few thousand companies to a tenth of them) and a text of the same length that none has.
+ */
+export function lookupTexts(values: LookupValues): string[] {
+  return Q_LENGTHS.flatMap((length, i) => [
     values.texts[i].slice(0, length),
     ABSENT[i].slice(0, length),
   ]);
-  const path = (query: string) => `/v1/companies?${query}&limit=50`;
-  return [
-    {
-      id: 'l',
-      title: `domain= lookups on the large workspace, one domain each (${domains.length} domains, as stored or otherwise written, a quarter of none), limit=50`,
-      requests: domains.map((domain) => ({
-        path: path(`domain=${encodeURIComponent(domain)}`),
-        key: largeKey,
-      })),
-      servers: ['service', 'bare'],
-      statements,
-    },
-    {
-      id: 'l1',
-      title: `q= on the large workspace, 3 to 10 characters, matching and not (${texts.map((text) => JSON.stringify(text)).join(', ')}), limit=50, one client`,
-      requests: texts.map((text) => ({
-        path: path(`q=${encodeURIComponent(text)}`),
-        key: largeKey,
-      })),
-      connections: 1,
-      servers: ['service', 'bare'],
-      statements,
-    },
-  ];
 }

@@ -1,5 +1,6 @@
 import { Agent } from 'node:http';
 import { get } from './quiet-reader';
+import type { Target } from './targets';
 
 /*
  * Workload (t), "many tenants": many workspaces at their in-flight limit at once, none beyond it.
@@ -19,6 +20,25 @@ export interface ManyTenantsRun {
   servedRps: number;
   peakRssMb: number;
 }
+
+export const MANY_TENANTS_TARGETS: Target<ManyTenantsRun>[] = [
+  {
+    says: 'many tenants at their limit: 503 answers 0',
+    figure: (run) => run.statuses['503'] ?? 0,
+    atMost: 0,
+    unit: '',
+  },
+  {
+    says: 'many tenants: answers other than 200: 0',
+    figure: (run) =>
+      Object.entries(run.statuses)
+        .filter(([status]) => status !== '200')
+        .reduce((sum, [, count]) => sum + count, 0),
+    atMost: 0,
+    unit: '',
+  },
+  { says: 'peak RSS <= 256 MiB', figure: (run) => run.peakRssMb, atMost: 256, unit: 'MB' },
+];
 
 export interface WorkspaceReads {
   name: string;

@@ -2,6 +2,7 @@ import { fork } from 'node:child_process';
 import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { get, type QuietReaderResult, type QuietReaderStart } from './quiet-reader';
+import type { Target } from './targets';
 
 /*
  * Workload (n), "noisy neighbour": one workspace bursts far beyond its in-flight limit while
@@ -41,6 +42,52 @@ export interface NoisyNeighbourRun {
   /** CPU per page served, in ms, at the limit and during the burst (where the pages went). */
   cpuPerPage: { atLimit: CpuPerPage; duringBurst: CpuPerPage };
 }
+
+// Against the floor: the quiet workspace beside the noisy one served at its limit, no refusal (on
+// shared cores the admitted load alone sets the quiet one's latency; its ratio to alone is
+// reported, not a target).
+export const NOISY_NEIGHBOUR_TARGETS: Target<NoisyNeighbourRun>[] = [
+  {
+    says: 'quiet p99 during the burst <= 1.1x beside the noisy one at its limit',
+    figure: (run) => run.quietDuringBurst.p99 / run.quietBesideLimit.p99,
+    atMost: 1.1,
+    unit: 'x',
+  },
+  {
+    says: 'quiet maximum during the burst <= 3x its p99 beside the noisy one at its limit',
+    figure: (run) => run.quietDuringBurst.max / run.quietBesideLimit.p99,
+    atMost: 3,
+    unit: 'x',
+  },
+  {
+    says: 'the same, a new connection for each read',
+    figure: (run) => run.quietNewConnectionsDuringBurst.max / run.quietBesideLimit.p99,
+    atMost: 3,
+    unit: 'x',
+  },
+  {
+    says: 'quiet workspace refused during the burst: 0',
+    figure: (run) => run.quietDuringBurst.refused,
+    atMost: 0,
+    unit: '',
+  },
+  {
+    says: 'noisy workspace answers other than 200 and 429: 0',
+    figure: (run) =>
+      Object.entries(run.noisyStatuses)
+        .filter(([status]) => status !== '200' && status !== '429')
+        .reduce((sum, [, count]) => sum + count, 0),
+    atMost: 0,
+    unit: '',
+  },
+  {
+    says: 'pages served during the burst >= 0.9x unloaded',
+    figure: (run) => run.burstServedRps / run.unloadedMaxRps,
+    atLeast: 0.9,
+    unit: 'x',
+  },
+  { says: 'peak RSS <= 256 MiB', figure: (run) => run.peakRssMb, atMost: 256, unit: 'MB' },
+];
 
 export interface CpuPerPage {
   service: number;

@@ -2,15 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Measurement } from './report';
-import {
-  type SqlValue,
-  type Workload,
-  connections,
-  log,
-  seconds,
-  warmupSeconds,
-} from './run-settings';
+import { type Measurement, connections, log, seconds, warmupSeconds } from './run-settings';
+import type { SqlValue, Workload } from './workload';
 
 /*
  * pgbench running the service's statements: the ceiling.

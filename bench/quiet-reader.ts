@@ -4,7 +4,8 @@ import { Agent, request } from 'node:http';
  * The quiet workspace of workload (n), in a process of its own (forked by noisy-neighbour.ts): a
  * customer apart from the one that bursts. In the burst's process its timings measured that
  * process's event loop as much as the service: answering a wave of 300 requests held the quiet
- * reader's next request and its clock (measured: p99 253 ms in one process, docs/benchmarks.md).
+ * reader's next request and its clock (measured: p99 253 ms in one process, docs/benchmarks.md,
+ * "Fair share").
  *
  * Reads `path` with `key` one page after another, on one kept-alive connection (or a new one for
  * each read), from the parent's 'start' message until its 'stop'; then sends back the latencies and

@@ -1,15 +1,54 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ChangeCursors } from '../src/changes/change-cursor';
+import { SignedCursors } from '../src/items/signed-cursors';
 import type { Environment } from '../src/config/environment';
 import { FULL_SCALE, SMOKE_SCALE, type BenchScale } from './data';
-import { type ServerName } from './report';
 
 /*
  * The run's settings (command line and environment), its shared types, and its log line.
  */
 
-export const ROOT = join(__dirname, '..', '..');
+/**
+ * `metrics`: the service with METRICS_PORT set; `*-older-node`: the service and the bare server on
+ * the older supported Node; `*-alone`: Express, and NestJS on Express, answering (z)'s probe and
+ * routing (a), (e) and (f) to the bare server's handler (each measured on a few workloads only).
+ */
+export type ServerName =
+  | 'service'
+  | 'bare'
+  | 'naive'
+  | 'metrics'
+  | 'service-older-node'
+  | 'bare-older-node'
+  | 'express-alone'
+  | 'nest-alone';
+
+/** A server measured, or pgbench: the database alone running the same statements. */
+export type MeasuredServer = ServerName | 'pgbench';
+
+/** What a workload's load measured on one server. */
+export interface Measurement {
+  server: MeasuredServer;
+  workload: string;
+  rps: number;
+  /** Milliseconds, over every response of the measured period. */
+  p50: number;
+  p99: number;
+  /** Responses other than 200, errors and timeouts. */
+  failures: number;
+  /** Peak resident memory of the server process during the workload (NaN for pgbench). */
+  peakRssMb: number;
+  /** The server process's CPU time per response, and bytes received per response (not pgbench). */
+  cpuMsPerRequest?: number;
+  bytesPerResponse?: number;
+}
+
+// The project's root: above bench/ as compiled (dist-bench/bench/), or as read from source (tests).
+export const ROOT = existsSync(join(__dirname, '..', 'package.json'))
+  ? join(__dirname, '..')
+  : join(__dirname, '..', '..');
 export const smoke = process.argv.includes('--smoke');
 export const reuseData = process.argv.includes('--reuse-data');
 export const scale: BenchScale = smoke ? SMOKE_SCALE : FULL_SCALE;
@@ -18,7 +57,9 @@ export const warmupSeconds = smoke ? 0.5 : 2;
 export const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
 export const secret = randomBytes(32).toString('base64url');
 // Signs cursors at any position of the feeds, as the servers (given the same secret) do.
-export const cursors = new ChangeCursors({ API_KEY_SECRET: secret } as Environment);
+export const cursors = new ChangeCursors(
+  new SignedCursors({ API_KEY_SECRET: secret } as Environment),
+);
 // Changes per feed page (the feed's maximum), and items per page of the offset sync (the list's).
 export const FEED_LIMIT = 1000;
 export const LIST_LIMIT = 200;
@@ -28,31 +69,6 @@ export const IMPORT = smoke ? { companies: 1_000, rounds: 1 } : { companies: 10_
 export const WEBHOOK_RATE = 600;
 // Every date of the data and of the `since` filters is relative to this instant.
 export const now = new Date();
-
-export interface Request {
-  path: string;
-  key: string;
-  /** A JSON body, POSTed (the MCP endpoint); none: a GET. */
-  body?: string;
-}
-
-export type SqlValue = string | number | Date | string[] | null | undefined;
-
-export interface Workload {
-  id: string;
-  title: string;
-  requests: Request[];
-  /** Concurrent connections, when not the run's. */
-  connections?: number;
-  /** The servers measured, when not all. */
-  servers?: ServerName[];
-  /** Request headers besides the key's. */
-  headers?: Record<string, string>;
-  /** The status every answer must have, when not 200. */
-  expectedStatus?: number;
-  /** The SQL statements of one such request, with their parameters, for pgbench. */
-  statements: (request: Request) => [string, SqlValue[]][];
-}
 
 export function log(line: string): void {
   console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);

@@ -1,7 +1,8 @@
 import { smallWorkspaceId } from './data';
 import { measureLevels } from './compression';
-import { type Report, type ServerName } from './report';
-import { type Workload, log, smoke } from './run-settings';
+import type { CompressionLevels } from './compression';
+import { type ServerName, log, smoke } from './run-settings';
+import type { Workload } from './workload';
 import { type RunningServer, SERVERS } from './servers';
 
 /*
@@ -11,7 +12,7 @@ import { type RunningServer, SERVERS } from './servers';
 export async function levelsOnAPage(
   servers: Map<ServerName, RunningServer>,
   keys: Map<string, string>,
-): Promise<Report['compressionLevels']> {
+): Promise<CompressionLevels> {
   const response = await fetch(
     `http://127.0.0.1:${servers.get('service')?.port}/v1/companies?limit=200`,
     { headers: { authorization: `Bearer ${keys.get(smallWorkspaceId(1))}` } },

@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import { findFreePort } from '../src/dev/free-port';
 import { nodeBinary, SHIPPED_NODE_MAJOR, versionOf } from './node-binary';
 import { shippedNodeFlags } from '../test/support/node-flags';
-import { type ServerName } from './report';
-import { ROOT, secret, smoke } from './run-settings';
+import { ROOT, type ServerName, secret, smoke } from './run-settings';
 
 /*
  * The servers compared: started as production starts the service, stopped, their memory.

@@ -7,7 +7,7 @@ import { displayPrefix, generateApiKey, hashApiKey } from '../src/auth/api-key';
 import { applyMigrations } from '../src/database/migrator';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/dev/embedded-postgres';
 import { generateBenchData, LARGE_WORKSPACE_ID } from './data';
-import { type Report } from './report';
+import { withClient } from './with-client';
 import { ROOT, log, now, reuseData, scale, secret, smoke } from './run-settings';
 
 /*
@@ -46,16 +46,6 @@ export async function answers(url: string): Promise<boolean> {
   }
 }
 
-export async function withClient<T>(url: string, run: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await run(client);
-  } finally {
-    await client.end();
-  }
-}
-
 /** Migrates a fresh database and fills it; returns the seconds the data took. */
 export async function prepareData(url: string): Promise<number | undefined> {
   const maintenance = url.replace(/\/[^/]*$/, '/postgres');
@@ -87,7 +77,8 @@ export async function prepareData(url: string): Promise<number | undefined> {
     await generateBenchData(client, scale, now, log);
     // The generator vacuums the tables it fills; the triggers filled these. Without statistics
     // (autovacuum is off on our CI machines) the feed's first page is planned as a scan of the
-    // whole workspace and a sort: about 1 s instead of 50 ms (docs/benchmarks.md).
+    // whole workspace and a sort: about 1 s instead of 50 ms (docs/benchmarks.md, "The change feeds
+    // and the stream").
     await client.query(
       'VACUUM (ANALYZE) company_day_counts, lead_day_counts, company_changes, lead_changes',
     );
@@ -137,7 +128,15 @@ export async function createKeys(url: string): Promise<Map<string, string>> {
   });
 }
 
-export async function describeMachine(url: string): Promise<Report['machine']> {
+/** The machine a run measured on, for the report. */
+export interface Machine {
+  cpu: string;
+  memoryGb: number;
+  postgres: string;
+  date: string;
+}
+
+export async function describeMachine(url: string): Promise<Machine> {
   const settings = await withClient(url, async (client) => {
     const { rows } = await client.query<{ version: string; buffers: string }>(
       "SELECT current_setting('server_version') AS version, current_setting('shared_buffers') AS buffers",

@@ -3,9 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { applyMigrations } from '../src/database/migrator';
 import { generateBenchData, smallWorkspaceId } from './data';
 import { type LoadResult, measure, summarize } from './load';
-import { log, now, reuseData, ROOT, seconds, type Workload } from './run-settings';
+import { log, now, reuseData, ROOT, seconds } from './run-settings';
+import type { Workload } from './workload';
 import { type RunningServer, SERVICE_NODE_FLAGS, startServer, stopServer } from './servers';
-import { answers, createKeys, withClient } from './setup';
+import { answers, createKeys } from './setup';
+import { withClient } from './with-client';
 import { join } from 'node:path';
 
 /*

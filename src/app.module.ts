@@ -28,6 +28,7 @@ import { MeModule } from './me/me.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { REDIS_CLIENT } from './redis/redis-client';
 import { RedisModule } from './redis/redis.module';
+import { VisitsModule } from './visits/visits.module';
 
 const RATE_LIMIT_WINDOW_MS = 60_000;
 
@@ -59,6 +60,7 @@ const RATE_LIMIT_WINDOW_MS = 60_000;
     MeModule,
     CompaniesModule,
     LeadsModule,
+    VisitsModule,
     HealthModule,
     MetricsModule,
     McpModule,

@@ -1,7 +1,9 @@
 import type { NestApplicationOptions } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
 import type { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
+import { AppModule } from './app.module';
 import { ROOT_LOGGER } from './logging/app-logger';
 import { logRequests } from './logging/request-log';
 import { answerClientErrors, serveAnyExpectation } from './http/client-error';
@@ -42,6 +44,21 @@ export function createHttpAdapter(): ExpressAdapter {
   server.enable('case sensitive routing');
   (server.router as unknown as { caseSensitive: boolean }).caseSensitive = true;
   return adapter;
+}
+
+/**
+ * The application as the server and the demo run it (startServer then configures and starts it):
+ * AppModule on createHttpAdapter's Express, with APP_OPTIONS and how Nest's own first lines are
+ * logged (`logger`, or `bufferLogs` to hold them until the app's logger takes over). The tests
+ * create theirs from a testing module instead, with the same adapter and options.
+ */
+export function createApp(
+  logging: Pick<NestApplicationOptions, 'logger' | 'bufferLogs'>,
+): Promise<NestExpressApplication> {
+  return NestFactory.create<NestExpressApplication>(AppModule, createHttpAdapter(), {
+    ...APP_OPTIONS,
+    ...logging,
+  });
 }
 
 export function configureApp(app: NestExpressApplication): NestExpressApplication {

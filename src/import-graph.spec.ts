@@ -9,8 +9,12 @@ import { preProcessFile } from 'typescript';
  * out in floors with every import pointing down, and a module can be read, tested and moved with
  * what is below it only. Imports are read as TypeScript reads them (static, `export ... from`,
  * `import()`, type-only ones too: a type is a dependency of the reader); specs are leaves, left out.
+ * The benchmark (bench/) is read too, as one room above the service's: its files may not go round
+ * in a circle either, and nothing of src/ imports it.
  */
 const SRC = __dirname;
+const ROOT = join(SRC, '..');
+const BENCH = join(ROOT, 'bench');
 
 function sourceFiles(folder: string): string[] {
   return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
@@ -20,7 +24,7 @@ function sourceFiles(folder: string): string[] {
   });
 }
 
-const files = sourceFiles(SRC);
+const files = [...sourceFiles(SRC), ...sourceFiles(BENCH)];
 const known = new Set(files);
 
 /** The project's files each file imports (packages and generated code left out). */
@@ -36,7 +40,10 @@ const imports = new Map(
   }),
 );
 
-const roomOf = (file: string) => relative(SRC, file).split(sep)[0];
+const roomOf = (file: string) =>
+  file.startsWith(BENCH + sep) ? 'bench' : relative(SRC, file).split(sep)[0];
+/** A file as the failure messages name it: from the project's root. */
+const nameOf = (file: string) => relative(ROOT, file);
 
 /** The circles of a graph: its strongly connected components of more than one node (Tarjan). */
 function circles(graph: Map<string, Set<string>>): string[][] {
@@ -116,6 +123,11 @@ it('finds the imports it checks (the check can tell)', () => {
   expect(imports.get(join(SRC, 'server', 'entrypoint.ts'))).toContain(
     join(SRC, 'server', 'serve.ts'),
   );
+  // The benchmark's files, and their imports of the service's.
+  expect(imports.get(join(BENCH, 'run.ts'))).toContain(join(BENCH, 'report.ts'));
+  expect(imports.get(join(BENCH, 'bare-handler.ts'))).toContain(
+    join(SRC, 'changes', 'change-feed.ts'),
+  );
   expect(
     circles(
       new Map([
@@ -140,7 +152,7 @@ it('has no circle of rooms: every import between folders runs downhill', () => {
       .flatMap(([file, targets]) =>
         targets
           .filter((target) => roomOf(target) === to)
-          .map((target) => `${relative(SRC, file)} -> ${relative(SRC, target)}`),
+          .map((target) => `${nameOf(file)} -> ${nameOf(target)}`),
       );
   expect(describe(rooms, circles(rooms), arrow)).toEqual([]);
 });
@@ -148,17 +160,24 @@ it('has no circle of rooms: every import between folders runs downhill', () => {
 it('has no circle of files', () => {
   const graph = new Map([...imports].map(([file, targets]) => [file, new Set(targets)]));
   const arrow = (from: string, to: string) =>
-    imports.get(from)!.includes(to) ? [`${relative(SRC, from)} -> ${relative(SRC, to)}`] : [];
+    imports.get(from)!.includes(to) ? [`${nameOf(from)} -> ${nameOf(to)}`] : [];
   expect(describe(graph, circles(graph), arrow)).toEqual([]);
 });
 
-it('has nothing of the service import the quick start (src/dev/, left out of the image)', () => {
-  const intoDev = [...imports]
-    .filter(([file]) => roomOf(file) !== 'dev')
+/** The imports into `room` from the service's files outside it. */
+const intoRoom = (room: string) =>
+  [...imports]
+    .filter(([file]) => roomOf(file) !== room && roomOf(file) !== 'bench')
     .flatMap(([file, targets]) =>
       targets
-        .filter((target) => roomOf(target) === 'dev')
-        .map((target) => `${relative(SRC, file)} -> ${relative(SRC, target)}`),
+        .filter((target) => roomOf(target) === room)
+        .map((target) => `${nameOf(file)} -> ${nameOf(target)}`),
     );
-  expect(intoDev).toEqual([]);
+
+it('has nothing of the service import the quick start (src/dev/, left out of the image)', () => {
+  expect(intoRoom('dev')).toEqual([]);
+});
+
+it('has nothing of the service import the benchmark (bench/)', () => {
+  expect(intoRoom('bench')).toEqual([]);
 });

@@ -7,9 +7,9 @@ import type { Plan } from '../generated/prisma/enums';
  * CRC32 of everything before it. The checksum lets secret scanners recognise a leaked key and lets
  * the service refuse a mistyped or forged key without a database query.
  */
-const KEY_PREFIX = 'st_';
-const RANDOM_LENGTH = 32;
-const CHECKSUM_LENGTH = 6;
+export const KEY_PREFIX = 'st_';
+export const RANDOM_LENGTH = 32;
+export const CHECKSUM_LENGTH = 6;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 // Longer random parts are allowed by the contract ("at least 32"); the cap keeps a huge header
 // from costing anything.

@@ -1,7 +1,7 @@
 import { itemJsonSql, type ItemSelect } from '../items/item-sql';
 import { isoDateTime } from '../items/fields';
 
-export type Feed = 'companies' | 'leads';
+export type Feed = 'companies' | 'leads' | 'visits';
 
 /**
  * A feed page stops adding changes once its data reaches this many bytes, whatever `limit` asked:
@@ -46,21 +46,33 @@ export const SAFE_BOUND_CTES = `snapshot AS MATERIALIZED (
  * the safe bound, in the feed's order, at most $4, of workspace $1. The feed's pages and webhook
  * dispatch read the same way.
  */
-export function feedPageCte(changeTable: string, until = ''): string {
+export function feedPageCte(changes: FeedTable, until = ''): string {
+  const { changeTable, partitionKey, retained } = changes;
+  const kept = retained ? `\n    AND ${retained(changeTable)}` : '';
   return `page AS MATERIALIZED (
-  SELECT id, txid, changed_at, deleted FROM ${changeTable}
+  SELECT id, txid, changed_at, deleted${partitionKey ? `, ${partitionKey}` : ''} FROM ${changeTable}
   WHERE workspace_id = $1 AND (txid, id) > ($2::xid8, $3::text)${until}
-    AND txid < (SELECT xmin FROM bound)
+    AND txid < (SELECT xmin FROM bound)${kept}
   ORDER BY txid, id
   LIMIT $4
 )`;
 }
 
-export interface ChangeFeedSql extends ItemSelect {
-  feed: Feed;
+/**
+ * A feed's table of positions, and what its rows say beyond the position: where the item's row
+ * is (a visit's started_at, its partition), and which rows the feed still shows (`retained`: a
+ * visit past the retention is left out, not deleted), over the table's alias.
+ */
+export interface FeedTable {
   /** The table of positions kept by the triggers (migration 20261124000000_change_feeds). */
   changeTable: string;
-  /** The upsert's property holding the item: `company` or `lead`. */
+  partitionKey?: string;
+  retained?: (alias: string) => string;
+}
+
+export interface ChangeFeedSql extends ItemSelect, FeedTable {
+  feed: Feed;
+  /** The upsert's property holding the item: `company`, `lead`, `visit`. */
   key: string;
 }
 
@@ -104,10 +116,10 @@ export function changeFeedSql(
   data: 'array' | 'lines' = 'array',
   range = false,
 ): string {
-  const { feed, changeTable, key } = changes;
+  const { feed, changeTable, key, partitionKey, retained } = changes;
   const changedAt = isoDateTime('page.changed_at');
   const until = range ? ' AND (txid, id) <= ($6::xid8, $7::text)' : '';
-  return `WITH ${SAFE_BOUND_CTES}, ${feedPageCte(changeTable, until)}, entries AS MATERIALIZED (
+  return `WITH ${SAFE_BOUND_CTES}, ${feedPageCte(changes, until)}, entries AS MATERIALIZED (
   -- Each change as JSON text, written once (materialized: its size is read twice below). An
   -- upsert whose item this snapshot does not hold is a deletion: a transaction that read the
   -- item just before another deleted it can record it live after that deletion (a company
@@ -122,7 +134,7 @@ export function changeFeedSql(
   FROM page
   -- OFFSET 0: kept a subquery, so that the item is written once, not once per use of it.
   LEFT JOIN LATERAL (
-    SELECT ${itemJsonSql(changes, 'page.id')} AS item
+    SELECT ${itemJsonSql(changes, 'page.id', partitionKey && `page.${partitionKey}`)} AS item
     WHERE NOT page.deleted
     OFFSET 0
   ) state ON true
@@ -149,7 +161,7 @@ SELECT
   -- More after the page: the workspace's greatest position, one entry read from the end of the
   -- index. (An EXISTS over the positions after the page was planned as a sequential scan.)
   (SELECT (latest.txid, latest.id) > ((SELECT txid FROM position), (SELECT id FROM position))
-    FROM ${changeTable} latest WHERE latest.workspace_id = $1
+    FROM ${changeTable} latest WHERE latest.workspace_id = $1${retained ? ` AND ${retained('latest')}` : ''}
     ORDER BY latest.txid DESC, latest.id DESC LIMIT 1) IS TRUE AS has_more,
   ${data === 'array' ? ARRAY_DATA : LINES_DATA}
     AS data`;
@@ -174,12 +186,12 @@ const RANGE_POSITION = `whole AS (
  * and below the safe bound: the position of every `$4`-th change, and of the last one. Read from
  * the feed's index alone, so that pages far ahead can be read at once, each by its range.
  */
-export function changeBoundariesSql(changeTable: string): string {
+export function changeBoundariesSql({ changeTable, retained }: FeedTable): string {
   return `WITH ${SAFE_BOUND_CTES}, ahead AS MATERIALIZED (
   SELECT txid, id, row_number() OVER (ORDER BY txid, id) AS n FROM (
     SELECT txid, id FROM ${changeTable}
     WHERE workspace_id = $1 AND (txid, id) > ($2::xid8, $3::text)
-      AND txid < (SELECT xmin FROM bound)
+      AND txid < (SELECT xmin FROM bound)${retained ? ` AND ${retained(changeTable)}` : ''}
     ORDER BY txid, id
     LIMIT $4::bigint * $5::bigint
   ) positions

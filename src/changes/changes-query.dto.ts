@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
-import { IsGivenOnce, toInteger } from '../http/list-query.dto';
+import { IsOptional, IsString } from 'class-validator';
+import { IsGivenOnce, LimitParameter } from '../http/list-query.dto';
+import { CURSOR_SCHEMA } from '../items/signed-cursors';
 import { FEED_PAGE_MAX_BYTES } from './change-feed-sql';
 
 // A feed page may be larger than a list page: it is read from one index range, whatever its depth.
@@ -11,7 +11,7 @@ const DEFAULT_CHANGES_LIMIT = 200;
 /** `cursor` and `limit` of both change feeds; checks run bottom-up, as in ListQueryDto. */
 export class ChangesQueryDto {
   @ApiPropertyOptional({
-    type: String,
+    ...CURSOR_SCHEMA,
     description:
       'A `nextCursor` returned by this feed, given at most once. Without it the feed starts at ' +
       'the beginning: every live item as an upsert, then every later change.',
@@ -21,9 +21,7 @@ export class ChangesQueryDto {
   @IsOptional()
   cursor?: string;
 
-  @ApiPropertyOptional({
-    type: 'integer',
-    minimum: 1,
+  @LimitParameter({
     maximum: MAX_CHANGES_LIMIT,
     default: DEFAULT_CHANGES_LIMIT,
     description:
@@ -31,10 +29,5 @@ export class ChangesQueryDto {
       `fewer when its changes are large (its data stops after ${FEED_PAGE_MAX_BYTES / 1024 / 1024} ` +
       'MiB, `hasMore` then true).',
   })
-  @Max(MAX_CHANGES_LIMIT)
-  @Min(1)
-  @IsInt({ message: 'limit must be an integer' })
-  @IsGivenOnce()
-  @Transform(toInteger)
   limit: number = DEFAULT_CHANGES_LIMIT;
 }

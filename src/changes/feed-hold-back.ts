@@ -9,7 +9,7 @@ SELECT (SELECT xmin FROM bound)::text AS bound,
 /**
  * How long the change feeds have been held back by one running transaction, as seen at each call
  * (the metrics' scrapes): the feeds serve nothing committed after a transaction that is still
- * running started (docs/api.md, "Change feeds"), so one that runs for minutes holds every feed
+ * running started (docs/changes.md, "Latency"), so one that runs for minutes holds every feed
  * that long. 0 while the bound is where nothing running would put it; otherwise the time since a
  * call first saw the bound where it is now. From the calls alone, with no privilege to read other
  * roles' sessions: it lags by up to one interval between calls.

@@ -6,10 +6,11 @@ import type { ListQueryDto } from '../http/list-query.dto';
 import type { BodyBudget } from '../items/body-budget';
 import type { BySelection, Selection } from '../items/field-selection';
 import type { FieldsQuery } from '../items/fields-query';
+import type { ListContext } from '../items/filters';
 import { listPage, type ListStatements } from '../items/list-page';
 import type { Page } from '../items/page';
 import type { ChangeCursors } from './change-cursor';
-import { type ChangePage, changeFeedPage } from './change-feed';
+import { ChangeFeedPages, type ChangePage } from './change-feed';
 import { itemById, itemSql } from '../items/item-sql';
 import {
   changeBoundariesSql,
@@ -40,7 +41,7 @@ export function selectedStatements(feed: ChangeFeedSql): SelectedStatements {
     stream: {
       lines: changeFeedSql(feed, 'lines'),
       range: changeFeedSql(feed, 'lines', true),
-      boundaries: changeBoundariesSql(feed.changeTable),
+      boundaries: changeBoundariesSql(feed),
     },
   };
 }
@@ -59,21 +60,33 @@ export interface ResourceStatements {
  * (Database.forWorkspace) and returns the body PostgreSQL wrote, read through the body budget.
  */
 export class ResourceReads<Item, ListQuery extends ListQueryDto & FieldsQuery, Upserted> {
+  private readonly feedPages: ChangeFeedPages;
+
   constructor(
     private readonly statements: ResourceStatements,
     private readonly database: Database,
-    private readonly cursors: ChangeCursors,
+    cursors: ChangeCursors,
     private readonly bodies: BodyBudget,
     private readonly streams: ChangeStreams,
-  ) {}
+    private readonly context: ListContext,
+  ) {
+    this.feedPages = new ChangeFeedPages(statements.feed, database, cursors, bodies);
+  }
 
   /** A page of the workspace's items, hottest first, ties by id so that paging is stable. */
-  list(workspaceId: string, query: ListQuery): Promise<VersionedJson<Page<Item>>> {
+  list(
+    workspaceId: string,
+    query: ListQuery,
+  ): Promise<VersionedJson<Page<Item>> | JsonText<Page<Item>>> {
     const { feed, list } = this.statements;
-    return listPage(this.database.forWorkspace(workspaceId), list, workspaceId, query, {
-      budget: this.bodies,
-      key: `${feed}:${workspaceId}`,
-    });
+    return listPage(
+      this.database.forWorkspace(workspaceId),
+      list,
+      workspaceId,
+      query,
+      { budget: this.bodies, key: `${feed}:${workspaceId}` },
+      this.context,
+    );
   }
 
   /** One item of the workspace; 404 when the id is not one of its items, whether or not it exists. */
@@ -90,16 +103,8 @@ export class ResourceReads<Item, ListQuery extends ListQueryDto & FieldsQuery, U
     workspaceId: string,
     query: ChangesQueryDto & FieldsQuery,
   ): Promise<JsonText<ChangePage<Upserted | ItemDeletedDto>>> {
-    const { feed, selected } = this.statements;
-    return changeFeedPage(
-      this.database.forWorkspace(workspaceId),
-      this.cursors,
-      selected.for(query.fields).changes,
-      feed,
-      workspaceId,
-      query,
-      { budget: this.bodies, key: `${feed}/changes:${workspaceId}` },
-    );
+    const { changes } = this.statements.selected.for(query.fields);
+    return this.feedPages.page(workspaceId, changes, query);
   }
 
   /** The workspace's change feed after the query's cursor, streamed to the response. */

@@ -1,9 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { Readable } from 'node:stream';
 
 /** Where the admin tool writes: the process's streams, or a test's buffers (see runAdmin). */
 export interface AdminIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
+  /** What `--file -` reads: the process's standard input, or a test's stream. */
+  stdin?: () => Readable;
 }
 
 export const ADMIN_IO = Symbol('AdminIo');
@@ -18,6 +21,11 @@ export class CliOutput {
 
   print(json: boolean | undefined, value: unknown, text: () => string): void {
     this.io.stdout(`${json ? JSON.stringify(value, null, 2) : text()}\n`);
+  }
+
+  /** The standard input, for a command given `--file -`. */
+  stdin(): Readable {
+    return this.io.stdin?.() ?? process.stdin;
   }
 }
 

@@ -11,6 +11,7 @@ import { AdminProgram } from './admin-program';
 import { ADMIN_IO, type AdminIo, CliOutput } from './cli-output';
 import { DeleteCommand } from './delete.command';
 import { ImportCommand } from './import.command';
+import { ImportVisitsCommand } from './import-visits.command';
 import {
   KeyCommand,
   KeyCreateCommand,
@@ -19,6 +20,7 @@ import {
   KeyRollCommand,
 } from './key.commands';
 import { PruneChangesCommand } from './prune-changes.command';
+import { PruneVisitsCommand } from './prune-visits.command';
 import { SeedCommand } from './seed.command';
 import { WEBHOOK_COMMANDS } from './webhook.commands';
 import {
@@ -59,9 +61,11 @@ export class CliModule {
         KeyRevokeCommand,
         KeyRollCommand,
         ImportCommand,
+        ImportVisitsCommand,
         SeedCommand,
         DeleteCommand,
         PruneChangesCommand,
+        PruneVisitsCommand,
         ...WEBHOOK_COMMANDS,
       ],
     };

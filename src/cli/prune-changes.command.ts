@@ -28,9 +28,10 @@ export class PruneChangesCommand extends AdminCommand {
       options.json,
       result,
       () =>
-        `Pruned ${pruned.companies} company and ${pruned.leads} lead deletion records older than ` +
-        `${days} days (before ${formatDate(result.before)}); removed ${gone.companies} company ` +
-        `and ${gone.leads} lead change records and ${gone.horizons} horizons of deleted workspaces.`,
+        `Pruned ${pruned.companies} company, ${pruned.leads} lead and ${pruned.visits} visit ` +
+        `deletion records older than ${days} days (before ${formatDate(result.before)}); removed ` +
+        `${gone.companies} company, ${gone.leads} lead and ${gone.visits} visit change records ` +
+        `and ${gone.horizons} horizons of deleted workspaces.`,
     );
   }
 

@@ -16,13 +16,17 @@ export class SeedCommand extends AdminCommand {
   }
 
   async run(_args: string[], options: JsonFlag) {
-    const { workspace, key, counts } = await this.seeder.seed();
+    const { workspace, key, counts, visits } = await this.seeder.seed();
+    const visitCount = visits.visits.added + visits.visits.changed + visits.visits.unchanged;
+    const pageCount =
+      visits.pageViews.added + visits.pageViews.changed + visits.pageViews.unchanged;
     this.output.print(
       options.json,
       { workspace, key },
       () =>
         `Seeded workspace ${workspace.id} "${workspace.name}" (${workspace.plan}) with ` +
-        `${counts.companies} companies, ${counts.contacts} contacts and ${counts.leads} leads.\n` +
+        `${counts.companies} companies, ${counts.contacts} contacts, ${counts.leads} leads and ` +
+        `${visitCount} visits (${pageCount} page views).\n` +
         `Key "Demo key" (shown this once): ${key}`,
     );
   }

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { Command, Option, SubCommand } from 'nest-commander';
+import { parsePagePatterns } from '../items/page-patterns';
+import { RefusedValue } from '../http/query-parameter';
 import type { EventType } from '../webhooks/webhook-events';
-import { EVENT_TYPES } from '../webhooks/webhook-events';
+import { DEFAULT_EVENT_TYPES, EVENT_TYPES } from '../webhooks/webhook-events';
 import { isEventType, WebhookEndpointsService } from '../webhooks/webhook-endpoints.service';
 import { AdminCommand, CommandGroup, type JsonFlag } from './admin-command';
 import { CliOutput, formatDate, oneLine, table, UsageError } from './cli-output';
@@ -44,16 +46,18 @@ export class WebhookCreateCommand extends AdminCommand {
 
   async run(
     _args: string[],
-    options: { workspace: string; url: string; events?: EventType[] } & JsonFlag,
+    options: { workspace: string; url: string; events?: EventType[]; pages?: string[] } & JsonFlag,
   ) {
-    const events = [...new Set(options.events ?? EVENT_TYPES)];
-    const created = await this.webhooks.create(options.workspace, options.url, events);
+    const events = [...new Set(options.events ?? DEFAULT_EVENT_TYPES)];
+    const pages = options.pages ?? null;
+    const created = await this.webhooks.create(options.workspace, options.url, events, pages);
     this.output.print(
       options.json,
       created,
       () =>
         `Created webhook endpoint ${created.id} for workspace ${created.workspaceId}: ` +
-        `${created.url} (${created.eventTypes.join(', ')}).\n` +
+        `${created.url} (${created.eventTypes.join(', ')}` +
+        `${created.pages ? `; visits with a page view of ${created.pages.join(',')}` : ''}).\n` +
         `Signing secret (shown this once, store it now): ${created.secret}`,
     );
   }
@@ -70,7 +74,9 @@ export class WebhookCreateCommand extends AdminCommand {
 
   @Option({
     flags: '--events <types>',
-    description: `comma-separated event types (default: all of ${EVENT_TYPES.join(', ')})`,
+    description:
+      `comma-separated event types, of ${EVENT_TYPES.join(', ')} ` +
+      `(default: ${DEFAULT_EVENT_TYPES.join(', ')})`,
   })
   parseEvents(value: string, previous: EventType[] = []): EventType[] {
     const types = flags.idList('--events', value);
@@ -81,6 +87,19 @@ export class WebhookCreateCommand extends AdminCommand {
       );
     }
     return [...previous, ...(types as EventType[])];
+  }
+
+  @Option({
+    flags: '--pages <patterns>',
+    description:
+      'comma-separated page patterns (/pricing, /demo*): the visit events come only for visits ' +
+      'with a matching page view (1 to 10; needs a visit event type in --events)',
+  })
+  parsePages(value: string, previous: string[] = []): string[] {
+    // Each value given so far again: the patterns of a repeated flag count together.
+    const parsed = parsePagePatterns('--pages', [...previous, value]);
+    if (parsed instanceof RefusedValue) throw new UsageError(parsed.messages.join('; '));
+    return parsed.patterns;
   }
 }
 
@@ -100,7 +119,17 @@ export class WebhookListCommand extends AdminCommand {
     const endpoints = await this.webhooks.list(options.workspace);
     this.output.print(options.json, endpoints, () =>
       table(
-        ['ID', 'URL', 'STATE', 'FAILING SINCE', 'FAILURES', 'LAST SUCCESS', 'PENDING', 'EVENTS'],
+        [
+          'ID',
+          'URL',
+          'STATE',
+          'FAILING SINCE',
+          'FAILURES',
+          'LAST SUCCESS',
+          'PENDING',
+          'EVENTS',
+          'PAGES',
+        ],
         endpoints.map((e) => [
           e.id,
           e.url,
@@ -110,6 +139,7 @@ export class WebhookListCommand extends AdminCommand {
           formatDate(e.lastSuccessAt),
           String(e.pending),
           e.eventTypes.join(','),
+          e.pages ? e.pages.join(',') : '-',
         ]),
         `No webhook endpoints in workspace ${options.workspace}.`,
       ),

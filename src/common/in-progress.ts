@@ -9,8 +9,8 @@ interface Entry<T> {
  * `Set`: each request passes through it, and a long-lived `Set` kept every request it had held
  * within the old generation's reach after the request was over.
  *
- * Measured on Node 24 with the shipped flags (docs/benchmarks.md, "The cause: a Set of the
- * requests in flight"), `GET /v1/me` from ten connections after a full collection: with the
+ * Measured on Node 24 with the shipped flags (docs/benchmarks.md, "What keeps a request alive"),
+ * `GET /v1/me` from ten connections after a full collection: with the
  * graceful shutdown's `Set` of responses, each young collection promoted a median 737 KB of
  * finished requests (49 KB without it), 14 full collections in 10 s instead of 2, 501 to 629 µs of
  * CPU per request instead of 429 to 437. Probably V8's: a `Set` whose table is rehashed keeps the

@@ -4,6 +4,7 @@ import { CompanyChangePageDto, CompanyUpsertedDto } from './dto/company-change-p
 import { CompanyPageDto } from './dto/company-page.dto';
 import { CompanyDto, SelectedCompanyDto } from './dto/company.dto';
 import { wholeOrSelected } from '../items/field-dto';
+import { VISITED_SINCE_DEFAULT_DAYS } from './company.fields';
 
 /** The companies' reads as the OpenAPI document states them (CompaniesController). */
 export const LIST_COMPANIES: ReadOperation = {
@@ -13,10 +14,12 @@ export const LIST_COMPANIES: ReadOperation = {
   description:
     "The companies identified on the workspace's website, with their contacts, sorted by " +
     '`intentScore` descending (ties by `id`). `since` keeps the companies whose `lastSeen` is ' +
-    'at or after it.',
+    'at or after it; `visitedPage` those that viewed a page (`visitedSince`, by default the last ' +
+    `${VISITED_SINCE_DEFAULT_DAYS} days), which needs the \`visits:read\` scope too.`,
   ok: CompanyPageDto,
   okDescription: 'A page of companies.',
   scopes: ['companies:read'],
+  parameterScopes: { visitedPage: ['visits:read'] },
 };
 
 export const COMPANY_CHANGES: ReadOperation = {

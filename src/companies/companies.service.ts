@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ChangeCursors } from '../changes/change-cursor';
 import { ChangeStreams } from '../changes/stream/change-streams';
 import { ResourceReads } from '../changes/resource-reads';
+import { Environment } from '../config/environment';
 import { Database } from '../database/database';
 import { BodyBudget } from '../items/body-budget';
 import { COMPANY_LIST, COMPANY_STATEMENTS } from './companies.sql';
@@ -21,8 +22,11 @@ export class CompaniesService extends ResourceReads<
     cursors: ChangeCursors,
     bodies: BodyBudget,
     streams: ChangeStreams,
+    environment: Environment,
   ) {
     const statements = { list: COMPANY_LIST, selected: COMPANY_STATEMENTS };
-    super({ feed: 'companies', ...statements }, database, cursors, bodies, streams);
+    super({ feed: 'companies', ...statements }, database, cursors, bodies, streams, {
+      visitRetentionDays: environment.VISIT_RETENTION_DAYS,
+    });
   }
 }

@@ -66,7 +66,7 @@ export const COMPANY_PAGE_SQL = COMPANY_LIST.unfiltered;
  * (item-sql.ts); a page of the companies' change feed (change-feed-sql.ts); and the change
  * stream's (change-streams.ts): pages and ranges as lines, and where pages end.
  */
-export const COMPANY_STATEMENTS = new BySelection<SelectedStatements>((selection) =>
+export const COMPANY_STATEMENTS = new BySelection<SelectedStatements>('companies', (selection) =>
   selectedStatements({
     ...companyItem(selection),
     feed: 'companies',

@@ -1,6 +1,6 @@
 import { count, dateTime, ID_MAX_LENGTH, nullableText, oneOf, score, text } from '../items/fields';
 import { selectable } from '../items/field-selection';
-import { anyDomain, anyOf, atLeast, contains, equals } from '../items/filters';
+import { anyDomain, anyOf, atLeast, contains, equals, visitedPage } from '../items/filters';
 import { CrmStatus, IntentLevel, Seniority } from '../generated/prisma/enums';
 
 /*
@@ -102,7 +102,13 @@ export const COMPANY_FIELDS = {
   }),
 };
 
-/** The filters of the companies list (items/filters.ts), each on one of the fields above. */
+/** `visitedSince`, when `visitedPage` is given alone: this many days before the request. */
+export const VISITED_SINCE_DEFAULT_DAYS = 30;
+
+/**
+ * The filters of the companies list (items/filters.ts), each on one of the fields above, and the
+ * companies by the pages they viewed (their visits' page views).
+ */
 export const COMPANY_FILTERS = {
   intentLevel: anyOf(COMPANY_FIELDS, 'intentLevel'),
   crmStatus: anyOf(COMPANY_FIELDS, 'crmStatus'),
@@ -110,6 +116,7 @@ export const COMPANY_FILTERS = {
   country: equals(COMPANY_FIELDS, 'country'),
   domain: anyDomain(COMPANY_FIELDS, 'domain'),
   q: contains(COMPANY_FIELDS, ['name', 'domain']),
+  visitedPage: visitedPage('id', 'visitedSince', VISITED_SINCE_DEFAULT_DAYS),
 };
 
 export const CONTACT_FIELDS = {

@@ -19,6 +19,10 @@ import { StartupError } from '../common/startup-error';
 import { IsTrustProxy } from './trust-proxy';
 
 /** The value shipped in .env.example: fine for a laptop, refused in production. */
+// The largest of the limits below: the rate-limit headers state them as int32
+// (http/api-responses.decorator.ts).
+export const INT32_MAX = 2_147_483_647;
+
 export const EXAMPLE_API_KEY_SECRET = 'change-me-to-a-long-random-secret-of-32-or-more-chars';
 
 const WEBHOOK_SECRET_KEY_FORMAT = /^(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/;
@@ -77,6 +81,7 @@ export class Environment {
   @Type(() => Number)
   @IsInt()
   @Min(1)
+  @Max(INT32_MAX)
   RATE_LIMIT_PER_MINUTE = 120;
 
   // Requests of one workspace (all its keys) in progress at once on each instance; one more is
@@ -84,6 +89,7 @@ export class Environment {
   @Type(() => Number)
   @IsInt()
   @Min(1)
+  @Max(INT32_MAX)
   MAX_IN_FLIGHT_PER_WORKSPACE = 20;
 
   // The longest a statement should wait for a database connection in the fair queue; past it the
@@ -101,6 +107,15 @@ export class Environment {
   @IsInt()
   @Min(1)
   CHANGES_RETENTION_DAYS = 30;
+
+  // How long visits are kept and readable: reads never return a visit that started before, the
+  // import refuses one, and `prune-visits` drops the months wholly before it (its partitions).
+  // 395 days: thirteen months, for a year-on-year view.
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(36_500)
+  VISIT_RETENTION_DAYS = 395;
 
   // A change stream ends by itself, normally and with its cursor, after this long (the client
   // goes on with another request): load balancers' idle and request timeouts and deploys then
@@ -134,6 +149,7 @@ export class Environment {
   @Type(() => Number)
   @IsInt()
   @Min(1)
+  @Max(INT32_MAX)
   AUTH_FAILURE_LIMIT_PER_MINUTE = 300;
 
   // pino's levels; `silent` writes nothing (the tests' default).

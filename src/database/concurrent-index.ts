@@ -17,13 +17,21 @@ import type { Client } from 'pg';
  *   had ended before its runner stopped, without building it twice.
  */
 
-/** The index of a concurrent-index migration, as the statement names it (quoted or not). */
+/**
+ * The index of a concurrent-index migration, as the statement names it (quoted or not), and
+ * whether it is dropped (`DROP INDEX CONCURRENTLY IF EXISTS <name>`: an index that another made
+ * redundant goes without blocking reads; a drop cut off leaves it INVALID, and the next run drops
+ * it again) rather than built.
+ */
 export interface ConcurrentIndex {
   name: string;
+  drop?: boolean;
 }
 
 const CONCURRENT_INDEX =
   /^CREATE\s+(?:UNIQUE\s+)?INDEX\s+CONCURRENTLY\s+IF\s+NOT\s+EXISTS\s+("(?:[^"]|"")+"|[A-Za-z_][\w$]*)\s+ON\s[^;]*;?$/i;
+const CONCURRENT_DROP =
+  /^DROP\s+INDEX\s+CONCURRENTLY\s+IF\s+EXISTS\s+("(?:[^"]|"")+"|[A-Za-z_][\w$]*)\s*;?$/i;
 
 /**
  * The index a migration builds concurrently, or undefined for a migration that runs in a
@@ -34,12 +42,15 @@ const CONCURRENT_INDEX =
 export function concurrentIndexOf(name: string, script: string): ConcurrentIndex | undefined {
   const statements = withoutComments(script).trim();
   if (!/\bCONCURRENTLY\b/i.test(statements)) return undefined;
+  const drop = CONCURRENT_DROP.exec(statements);
+  if (drop) return { name: drop[1], drop: true };
   const match = CONCURRENT_INDEX.exec(statements);
   if (!match) {
     throw new Error(
       `Migration ${name}: a migration that uses CONCURRENTLY must be exactly one statement, ` +
-        '`CREATE INDEX CONCURRENTLY IF NOT EXISTS <name> ON ...`: PostgreSQL runs it only outside ' +
-        'a transaction, and an interrupted build is resumed by name.',
+        '`CREATE INDEX CONCURRENTLY IF NOT EXISTS <name> ON ...` or `DROP INDEX CONCURRENTLY IF ' +
+        'EXISTS <name>`: PostgreSQL runs it only outside a transaction, and an interrupted build ' +
+        'is resumed by name.',
     );
   }
   return { name: match[1] };
@@ -60,6 +71,10 @@ export async function buildConcurrently(
   script: string,
   log: (line: string) => void,
 ): Promise<void> {
+  if (index.drop) {
+    await client.query(script);
+    return;
+  }
   if (await dropIfInvalid(client, index)) {
     log(`Dropped the invalid index ${index.name} that an interrupted build had left`);
   }

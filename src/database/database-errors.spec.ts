@@ -98,7 +98,7 @@ describe('isDatabaseUnavailable', () => {
   });
 
   // Shapes captured from @prisma/client 7.10 with @prisma/adapter-pg against a real PostgreSQL
-  // (see test/errors.e2e-spec.ts, where the same failures reach the API).
+  // (see test/e2e/http/errors.e2e-spec.ts, where the same failures reach the API).
   it.each([
     [
       'a model query cancelled by statement_timeout (P2039, the SQLSTATE in meta)',
@@ -194,7 +194,7 @@ describe('isPoolSaturated and retryAfterSeconds', () => {
 
 describe('isUndefinedTable', () => {
   // Shapes captured from @prisma/client 7.10 with @prisma/adapter-pg, and from pg, against an
-  // empty database (test/admin.e2e-spec.ts runs the admin tool on one).
+  // empty database (test/e2e/admin/admin.e2e-spec.ts runs the admin tool on one).
   const adapterCause = (table: string) => ({
     name: 'DriverAdapterError',
     cause: {

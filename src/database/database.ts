@@ -16,12 +16,12 @@ import { ReadReplica, ReplicaReads } from './read-replicas';
 import { traceWait } from './statement-spans';
 
 /**
- * The connection pools, and the serving path's only way to the database: the key lookup, the
- * lists, the feeds, the single reads and the readiness ping are plain statements on them. Prisma
+ * The connection pools, and the serving path's only way to the database: the key lookup, the lists,
+ * the feeds, the single reads and the readiness ping are plain statements on them. Prisma
  * (src/prisma) runs on the primary's pool for the admin tool and the import, and the server never
  * loads it: its raw queries cost measurably more CPU per request for the same SQL
- * (docs/benchmarks.md). The boundary is checked by ESLint (eslint.config.mjs) and by
- * test/serving-boundary.e2e-spec.ts.
+ * (docs/benchmarks.md, "One statement per request"). The boundary is checked by ESLint
+ * (eslint.config.mjs) and by test/built/serving-boundary.e2e-spec.ts.
  *
  * `query` runs on the primary (DATABASE_URL), on PRIORITY_CONNECTIONS of its own: what every
  * request needs before it is attributed to a workspace and must see the latest write (the key
@@ -44,11 +44,11 @@ export const MAX_QUEUED_STATEMENTS = 500;
  * The share of the connections one workspace's statements may hold at once: 3 of 10. The rest stay
  * free for the other workspaces, whose statements then never wait for a connection behind a burst,
  * and share the database's CPU with 3 of the burst's statements rather than 10. Measured with the
- * noisy-neighbour workload (docs/benchmarks.md, (n); smoke runs of 5 s): the quiet workspace's p50
- * during the burst was 38 ms with 5 of 10, 10 ms with 2 of 10, against 4 ms alone. The serving
- * statements are CPU-bound (the data is in memory), and 3 keep this machine's 2 database cores busy:
- * a workspace alone at 10 concurrent requests, (c) and (d), is served about as fast. A database with
- * many more cores would want a larger share.
+ * noisy-neighbour workload (docs/benchmarks.md, "Fair share"; smoke runs of 5 s): the quiet
+ * workspace's p50 during the burst was 38 ms with 5 of 10, 10 ms with 2 of 10, against 4 ms alone.
+ * The serving statements are CPU-bound (the data is in memory), and 3 keep this machine's 2
+ * database cores busy: a workspace alone at 10 concurrent requests, (c) and (d), is served about as
+ * fast. A database with many more cores would want a larger share.
  */
 const SEAT_SHARE_PER_WORKSPACE = 0.3;
 

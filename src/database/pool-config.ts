@@ -75,15 +75,15 @@ export function startupOptions(): string {
 /*
  * PostgreSQL's backends allocate with malloc, and glibc's malloc (Debian's, Ubuntu's, the official
  * images' PostgreSQL) hands the free memory at the top of its heap back to the kernel once more
- * than its trim threshold is free: 128 KiB at first, raised only when the backend frees a block
- * it had mapped on its own (above the mmap threshold, 128 KiB at first), to twice that block's
- * size. A backend that never freed such a block gives back, at the end of each list statement,
- * the memory the statement took, and takes it again at the next one in page faults: on workload
- * (f) (docs/benchmarks.md), 8 of the 10 read connections took about 170 page faults a statement
- * and the database 13 % more CPU a page than under the bare server. So each new connection first
- * runs one statement that makes and frees a block of ALLOCATOR_WARMUP_BYTES: its backend then
- * keeps up to twice that free, and the faults went (docs/scaling.md, "PostgreSQL's memory
- * allocator"). Elsewhere (another allocator) it costs one statement of under a millisecond.
+ * than its trim threshold is free: 128 KiB at first, raised only when the backend frees a block it
+ * had mapped on its own (above the mmap threshold, 128 KiB at first), to twice that block's size. A
+ * backend that never freed such a block gives back, at the end of each list statement, the memory
+ * the statement took, and takes it again at the next one in page faults: on workload (f)
+ * (docs/benchmarks.md, "The database's allocator"), 8 of the 10 read connections took about 170
+ * page faults a statement and the database 13 % more CPU a page than under the bare server. So each
+ * new connection first runs one statement that makes and frees a block of ALLOCATOR_WARMUP_BYTES:
+ * its backend then keeps up to twice that free, and the faults went (docs/scaling.md, "PostgreSQL's
+ * memory allocator"). Elsewhere (another allocator) it costs one statement of under a millisecond.
  */
 /** The block the first statement of each connection makes and frees (see above). */
 const ALLOCATOR_WARMUP_BYTES = 1024 * 1024;

@@ -13,9 +13,9 @@ import { queryPool, type Queryable } from './queryable';
 /*
  * How often each instance checks its replicas: every second. A replica that stops or falls behind
  * is skipped within about a second of it, a fifth of the default lag bound (5 s), and the check
- * costs one statement a second on each replica and one on the primary per instance, nothing next
- * to the thousands of statements a second an instance serves (docs/benchmarks.md). Requests never
- * wait for a check: they read the last verdict.
+ * costs one statement a second on each replica and one on the primary per instance, nothing next to
+ * the thousands of statements a second an instance serves (docs/benchmarks.md, "Results"). Requests
+ * never wait for a check: they read the last verdict.
  */
 export const REPLICA_CHECK_INTERVAL_MS = 1_000;
 // A check that gets no answer within this counts as a failure: the replica is skipped.

@@ -9,9 +9,9 @@ export type PoolOrClient = Pick<ClientBase, 'query'>;
  * name their arguments, never a `$n`.
  */
 export async function rowsOf<Row>(
-  sql: PoolOrClient,
+  client: PoolOrClient,
   text: string,
   values: unknown[],
 ): Promise<Row[]> {
-  return (await sql.query(text, values)).rows as Row[];
+  return (await client.query(text, values)).rows as Row[];
 }

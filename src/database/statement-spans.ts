@@ -49,7 +49,7 @@ function commandOf(sql: string): string {
  * by OpenTelemetry's pg instrumentation, which patches every client and pool and binds their
  * callbacks to the context for each statement: with every request traced, that instrumentation cost
  * a `/v1/me` 29 µs of CPU on Node 24 against a target of 40 for the whole trace (docs/benchmarks.md,
- * "Tracing's cost on Node 24 with the shipped flags"). The span keeps the instrumentation's name and
+ * "Tracing"). The span keeps the instrumentation's name and
  * attributes (its version 0.76, the stable database conventions). The worker, whose statements are
  * pg-boss's, keeps the instrumentation (src/tracing/tracing.ts).
  */
@@ -79,8 +79,8 @@ export async function inStatementSpan<T>(
 /**
  * A statement's wait for its turn at a connection, as a span of the request's trace, from when it
  * asked to now, when it had to wait (a seat taken at once adds a span and nothing to read; that
- * span was a third of a `/v1/me`'s, docs/benchmarks.md, "Tracing's cost on Node 24 with the
- * shipped flags"); in error when it was shed before its turn.
+ * span was a third of a `/v1/me`'s, docs/benchmarks.md, "Tracing"); in error when it was shed
+ * before its turn.
  */
 export function traceWait(
   parent: Context,

@@ -2,12 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../prisma/prisma.service';
 
-type Feed = 'companies' | 'leads';
+type Feed = 'companies' | 'leads' | 'visits';
 
 /** The change table of each feed (migration 20261124000000_change_feeds). */
 const CHANGE_TABLES: Record<Feed, string> = {
   companies: 'company_changes',
   leads: 'lead_changes',
+  visits: 'visit_changes',
 };
 
 export interface PruneResult {
@@ -47,6 +48,7 @@ export class ChangePruningService {
           pruned: {
             companies: await pruneFeed(tx, 'companies', olderThanDays),
             leads: await pruneFeed(tx, 'leads', olderThanDays),
+            visits: await pruneFeed(tx, 'visits', olderThanDays),
           },
           deletedWorkspaces,
         };
@@ -106,6 +108,10 @@ async function removeDeletedWorkspaces(
       DELETE FROM lead_changes change
       WHERE NOT EXISTS (SELECT FROM workspaces w WHERE w.id = change.workspace_id)
       RETURNING 1
+    ), visits AS (
+      DELETE FROM visit_changes change
+      WHERE NOT EXISTS (SELECT FROM workspaces w WHERE w.id = change.workspace_id)
+      RETURNING 1
     ), horizons AS (
       DELETE FROM change_horizons horizon
       WHERE NOT EXISTS (SELECT FROM workspaces w WHERE w.id = horizon.workspace_id)
@@ -114,6 +120,7 @@ async function removeDeletedWorkspaces(
     SELECT
       (SELECT count(*)::int FROM companies) AS companies,
       (SELECT count(*)::int FROM leads) AS leads,
+      (SELECT count(*)::int FROM visits) AS visits,
       (SELECT count(*)::int FROM horizons) AS horizons`;
   return counts;
 }

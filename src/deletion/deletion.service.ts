@@ -1,10 +1,20 @@
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
 import { PrismaService } from '../prisma/prisma.service';
 
-/** The ids to delete from one workspace; either list may be empty, not both. */
+/** The ids to delete from one workspace; any list may be empty, not all. */
 export interface DeletionRequest {
   companies: string[];
   leads: string[];
+  visits: string[];
+}
+
+/** What went of one kind of item: those named, those that went with their company. */
+export interface CascadedCounts {
+  /** Named in the request (also when their company was deleted too). */
+  listed: number;
+  /** The others of the deleted companies, which went with them. */
+  ofDeletedCompanies: number;
+  total: number;
 }
 
 /** What a deletion removed. Every lead is counted once, in `listed` or in `ofDeletedCompanies`. */
@@ -13,13 +23,9 @@ export interface DeletionCounts {
   companies: number;
   /** The contacts of the deleted companies, which went with them. */
   contacts: number;
-  leads: {
-    /** The leads named in the request (also when their company was deleted too). */
-    listed: number;
-    /** The other leads of the deleted companies, which went with them. */
-    ofDeletedCompanies: number;
-    total: number;
-  };
+  leads: CascadedCounts;
+  /** Visits, with their page views (migration 20261202000000_visits). */
+  visits: CascadedCounts;
 }
 
 /** Refused: some ids are not items of the workspace (whether or not they exist elsewhere). */
@@ -28,10 +34,9 @@ export class DeletionRefusedException extends BadRequestException {
     workspaceId: string,
     readonly unknown: DeletionRequest,
   ) {
-    const lists = [
-      unknown.companies.length > 0 ? `companies ${unknown.companies.join(', ')}` : null,
-      unknown.leads.length > 0 ? `leads ${unknown.leads.join(', ')}` : null,
-    ].filter((list) => list !== null);
+    const lists = (['companies', 'leads', 'visits'] as const)
+      .filter((kind) => unknown[kind].length > 0)
+      .map((kind) => `${kind} ${unknown[kind].join(', ')}`);
     super(
       `delete refused, nothing was deleted: not in workspace ${workspaceId}: ${lists.join('; ')}`,
     );
@@ -43,8 +48,8 @@ export class DeletionRefusedException extends BadRequestException {
 const TRANSACTION_TIMEOUT_MS = 5 * 60_000;
 
 /**
- * Deletes companies (their contacts and leads go with them, by the foreign keys' cascade) and
- * leads of one workspace, all or nothing. The change feeds' triggers record each deleted company
+ * Deletes companies (their contacts, leads and visits go with them, by the foreign keys' cascade),
+ * leads and visits of one workspace, all or nothing. The change feeds' triggers record each deleted company
  * and lead, so that clients of the feeds receive a `delete` for each.
  */
 @Injectable()
@@ -54,6 +59,7 @@ export class DeletionService {
   async delete(workspaceId: string, request: DeletionRequest): Promise<DeletionCounts> {
     const companies = [...new Set(request.companies)];
     const leads = [...new Set(request.leads)];
+    const visits = [...new Set(request.visits)];
     return this.prisma.$transaction(
       async (tx) => {
         const workspace = await tx.workspace.findUnique({
@@ -74,18 +80,23 @@ export class DeletionService {
           SELECT id FROM leads
           WHERE workspace_id = ${workspaceId} AND id = ANY(${leads}::text[])
           ORDER BY id FOR UPDATE`;
+        const foundVisits = await tx.$queryRaw<{ id: string }[]>`
+          SELECT id FROM visits
+          WHERE workspace_id = ${workspaceId} AND id = ANY(${visits}::text[])
+          ORDER BY id FOR UPDATE`;
         const unknown = {
           companies: missing(companies, foundCompanies),
           leads: missing(leads, foundLeads),
+          visits: missing(visits, foundVisits),
         };
-        if (unknown.companies.length > 0 || unknown.leads.length > 0) {
+        if (Object.values(unknown).some((ids) => ids.length > 0)) {
           throw new DeletionRefusedException(workspaceId, unknown);
         }
 
         // What the cascade will take, locked too: a contact or lead cannot move to another
         // company before the DELETE, so these counts are exactly what goes. (A new one cannot be
         // added to a locked company: its foreign key check waits for this transaction.)
-        const [cascade] = await tx.$queryRaw<{ contacts: number; leads: number }[]>`
+        const [cascade] = await tx.$queryRaw<{ contacts: number; leads: number; visits: number }[]>`
           SELECT
             (SELECT count(*)::int FROM (
               SELECT FROM contacts
@@ -95,10 +106,17 @@ export class DeletionService {
               SELECT FROM leads
               WHERE workspace_id = ${workspaceId} AND company_id = ANY(${companies}::text[])
                 AND NOT id = ANY(${leads}::text[])
-              FOR UPDATE) locked) AS leads`;
+              FOR UPDATE) locked) AS leads,
+            (SELECT count(*)::int FROM (
+              SELECT FROM visits
+              WHERE workspace_id = ${workspaceId} AND company_id = ANY(${companies}::text[])
+                AND NOT id = ANY(${visits}::text[])
+              FOR UPDATE) locked) AS visits`;
 
         const deletedLeads = await tx.$executeRaw`
           DELETE FROM leads WHERE workspace_id = ${workspaceId} AND id = ANY(${leads}::text[])`;
+        const deletedVisits = await tx.$executeRaw`
+          DELETE FROM visits WHERE workspace_id = ${workspaceId} AND id = ANY(${visits}::text[])`;
         const deletedCompanies = await tx.$executeRaw`
           DELETE FROM companies
           WHERE workspace_id = ${workspaceId} AND id = ANY(${companies}::text[])`;
@@ -110,6 +128,11 @@ export class DeletionService {
             listed: deletedLeads,
             ofDeletedCompanies: cascade.leads,
             total: deletedLeads + cascade.leads,
+          },
+          visits: {
+            listed: deletedVisits,
+            ofDeletedCompanies: cascade.visits,
+            total: deletedVisits + cascade.visits,
           },
         };
       },

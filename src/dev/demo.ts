@@ -1,15 +1,14 @@
-import { NestFactory } from '@nestjs/core';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { AppModule } from '../app.module';
-import { APP_OPTIONS, createHttpAdapter } from '../app.setup';
+import { createApp } from '../app.setup';
 import { runAdmin } from '../cli/run-admin';
 import { Environment } from '../config/environment';
 import { isMissingDatabase, missingDatabase } from '../database/database-errors';
 import { applyMigrations } from '../database/migrator';
 import { stdoutLog } from '../logging/stdout-log';
+import { keptDemoSecret } from './demo-secret';
 import { startServer } from '../server/start-server';
 import { exitOnSignalUntilServing } from '../server/start-signals';
 import {
@@ -33,10 +32,13 @@ async function demo(): Promise<void> {
     ? undefined
     : await startEmbeddedPostgres('demo-postgres');
   process.env.DATABASE_URL ??= embedded?.url;
-  // A throwaway secret is fine for a demo: its keys live only as long as its embedded database.
+  // On the embedded database a throwaway secret is fine: its keys live only as long as it does. On
+  // yours, the demo keeps the secret it made, so that its keys still work on the next run.
+  const kept =
+    process.env.API_KEY_SECRET || embedded ? undefined : keptDemoSecret(KEPT_SECRET_FILE);
   const generatedSecret = process.env.API_KEY_SECRET
     ? undefined
-    : (process.env.API_KEY_SECRET = randomBytes(32).toString('base64url'));
+    : (process.env.API_KEY_SECRET = kept?.secret ?? randomBytes(32).toString('base64url'));
 
   let app: NestExpressApplication | undefined;
   try {
@@ -48,10 +50,7 @@ async function demo(): Promise<void> {
     const key = await seedDemoWorkspace();
     // The server's JSON logs (LOG_LEVEL, default info), one line per request you make, from
     // startServer on: Nest's first lines are held until then.
-    app = await NestFactory.create<NestExpressApplication>(AppModule, createHttpAdapter(), {
-      ...APP_OPTIONS,
-      bufferLogs: true,
-    });
+    app = await createApp({ bufferLogs: true });
     // From here a signal is the server's (graceful-shutdown.ts), which stops the database last;
     // until it listens, a signal exits at once, and exiting stops the database.
     exitOnSignalUntilServing();
@@ -67,6 +66,8 @@ Demo workspace key (shown once): ${key}
   export KEY=${key}
   curl -s -H "Authorization: Bearer $KEY" "http://localhost:${PORT}/v1/companies?limit=2"
 
+The reference, in a browser: http://localhost:${PORT}/docs (the OpenAPI document: /v1/openapi.json).
+${kept ? `\n${keptSecretLine(kept.made)}\n` : ''}
 The admin tool on this demo's database (keys, import, webhooks), from another terminal here:
 
 ${adminToolLines(embedded?.url, generatedSecret)}
@@ -102,6 +103,17 @@ function adminToolLines(embeddedUrl: string | undefined, generatedSecret: string
     ? `  export API_KEY_SECRET='${generatedSecret}'`
     : '  # API_KEY_SECRET: the one this demo runs with (yours)';
   return `${database}\n${secret}\n  npm run -s admin -- workspace list\n`;
+}
+
+/** Where a demo on your DATABASE_URL keeps its API_KEY_SECRET (.data/ is not committed). */
+const KEPT_SECRET_FILE = join('.data', 'demo-api-key-secret');
+
+function keptSecretLine(made: boolean): string {
+  return (
+    `API_KEY_SECRET is not set: the demo ${made ? 'made one and keeps it' : 'uses the one it keeps'} ` +
+    `in ${KEPT_SECRET_FILE}, so the keys it makes on your database keep working from run to run ` +
+    '(set API_KEY_SECRET to use your own).'
+  );
 }
 
 /** A line of the demo's own, in order with the server's log lines (held in one buffer). */

@@ -1,6 +1,5 @@
 import { Controller, Get, Header, UseFilters } from '@nestjs/common';
 import { HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
-import { SkipThrottle } from '@nestjs/throttler';
 import { Public } from '../auth/public.decorator';
 import { jsonText, type JsonText } from '../http/json-text';
 import { DatabaseHealthIndicator } from './database.health';
@@ -19,7 +18,6 @@ const LIVE = jsonText<HealthCheckResult>(
 
 @Controller('health')
 @Public()
-@SkipThrottle()
 @UseFilters(HealthCheckFailedFilter)
 export class HealthController {
   constructor(

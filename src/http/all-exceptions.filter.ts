@@ -31,6 +31,11 @@ const MESSAGES: Partial<Record<HttpStatus, string>> = {
   [HttpStatus.INTERNAL_SERVER_ERROR]: 'Internal server error',
 };
 
+// The answer to `GET /`, which a person with a browser may try first: still the 404 of a path the
+// API does not have, saying where the API and its reference are.
+const ROOT_NOT_FOUND =
+  'Not Found: the API is under /v1; its reference is at /docs and its OpenAPI document at /v1/openapi.json';
+
 /** Owns every error response: the envelope, its status, and nothing that leaks internals. */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
@@ -63,7 +68,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
       response.setHeader('Retry-After', String(retryAfterSeconds(exception)));
     }
 
-    const body = errorEnvelope(status, this.messageOf(exception, status), request.originalUrl);
+    const message =
+      status === HttpStatus.NOT_FOUND && request.path === '/'
+        ? ROOT_NOT_FOUND
+        : this.messageOf(exception, status);
+    const body = errorEnvelope(status, message, request.originalUrl);
     response.status(status).json(body);
   }
 

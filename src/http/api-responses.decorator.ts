@@ -7,7 +7,7 @@ import {
   type HeadersObject,
   type SchemaObject,
 } from '@nestjs/swagger';
-import { Environment } from '../config/environment';
+import { Environment, INT32_MAX } from '../config/environment';
 import {
   RETRY_AFTER_SATURATED_SECONDS,
   RETRY_AFTER_UNAVAILABLE_SECONDS,
@@ -19,7 +19,8 @@ import {
   InFlightLimitException,
   StreamLimitException,
 } from './refusals';
-import { SANE_REQUEST_ID } from './response-headers';
+import { ISO_DATE_TIME_LENGTH } from './iso-date-time';
+import { REQUEST_ID_MAX_LENGTH, SANE_REQUEST_ID } from './response-headers';
 
 // The limits as the configuration declares their defaults, so that the text cannot drift from them.
 const {
@@ -34,7 +35,18 @@ const seconds = (ms: number) => `${ms / 1000} second${ms === 1000 ? '' : 's'}`;
 
 // The headers of the contract, as the document states them. `required: true` means that every
 // response of that status carries the header: the e2e suite checks exactly that (test/support).
-const integer = (minimum: number): SchemaObject => ({ type: 'integer', minimum });
+const integer = (minimum: number, maximum: number): SchemaObject => ({
+  type: 'integer',
+  format: 'int32',
+  minimum,
+  maximum,
+});
+// The limits' counts are the configuration's, which it bounds to int32 (config/environment.ts).
+const COUNT_MAX = INT32_MAX;
+// Seconds to wait are within a one-minute window (or less: the other Retry-After values).
+const SECONDS_MAX = 60;
+// `0123456789` at most: a count or a number of seconds of a RateLimit member.
+const NUMBER_MAX_LENGTH = String(INT32_MAX).length;
 
 const EVERY_RESPONSE: HeadersObject = {
   'X-Request-Id': {
@@ -42,7 +54,7 @@ const EVERY_RESPONSE: HeadersObject = {
     description:
       "The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same " +
       "id is in the server's log line for the request: quote it when reporting a problem.",
-    schema: { type: 'string', pattern: SANE_REQUEST_ID.source },
+    schema: { type: 'string', maxLength: REQUEST_ID_MAX_LENGTH, pattern: SANE_REQUEST_ID.source },
   },
   'Cache-Control': {
     required: true,
@@ -58,30 +70,36 @@ const EVERY_RESPONSE: HeadersObject = {
   },
 };
 
-const RATE_LIMIT = (required: boolean, remaining = integer(0)): HeadersObject => ({
+const RATE_LIMIT = (required: boolean): HeadersObject => ({
   'X-RateLimit-Limit': {
     required,
     description: 'Requests allowed per one-minute window.',
-    schema: integer(1),
+    schema: integer(1, COUNT_MAX),
   },
   'X-RateLimit-Remaining': {
     required,
     description: 'Requests left in the current window.',
-    schema: remaining,
+    schema: integer(0, COUNT_MAX),
   },
   'X-RateLimit-Reset': {
     required,
     description: 'Whole seconds until the current window resets.',
-    schema: integer(1),
+    schema: integer(1, SECONDS_MAX),
   },
 });
 
 // draft-ietf-httpapi-ratelimit-headers: each field a Structured Field List, one member per limit.
-const POLICY_NAME = '"(?:per-minute|auth-failures|in-flight)"';
+const POLICIES = ['per-minute', 'auth-failures', 'in-flight'];
+const POLICY_NAME = `"(?:${POLICIES.join('|')})"`;
 const POLICY_MEMBER = `${POLICY_NAME};q=\\d+;(?:w=\\d+|qu="concurrent-requests")`;
 const STATE_MEMBER = `${POLICY_NAME};r=\\d+(?:;t=\\d+)?`;
+// Each policy at most once, the longest member being a policy with `qu` and an int32 count.
+const MEMBER_MAX_LENGTH =
+  `"${POLICIES.reduce((a, b) => (a.length >= b.length ? a : b))}";q=;qu="concurrent-requests"`
+    .length + NUMBER_MAX_LENGTH;
 const list = (member: string): SchemaObject => ({
   type: 'string',
+  maxLength: POLICIES.length * MEMBER_MAX_LENGTH + (POLICIES.length - 1) * ', '.length,
   pattern: `^${member}(?:, ${member})*$`,
 });
 
@@ -113,7 +131,7 @@ const KEY_EXPIRATION: HeadersObject = {
     description:
       'Present when the key expires (created with an expiry, or rolled and within its overlap): ' +
       'the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC.',
-    schema: { type: 'string', format: 'date-time' },
+    schema: { type: 'string', format: 'date-time', maxLength: ISO_DATE_TIME_LENGTH },
   },
 };
 
@@ -132,7 +150,7 @@ const ETAG: HeadersObject = {
     description:
       'A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the ' +
       'body would be the same. It changes whenever the body would.',
-    schema: { type: 'string', pattern: '^W/"[A-Za-z0-9_-]{27}"$' },
+    schema: { type: 'string', maxLength: 'W/""'.length + 27, pattern: '^W/"[A-Za-z0-9_-]{27}"$' },
   },
 };
 
@@ -143,7 +161,7 @@ const RETRY_AFTER: HeadersObject = {
       'Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the ' +
       `per-minute limit refused the request, ${IN_FLIGHT_RETRY_AFTER_SECONDS} when the in-flight ` +
       'limit did.',
-    schema: integer(1),
+    schema: integer(1, SECONDS_MAX),
   },
 };
 
@@ -154,7 +172,7 @@ const RETRY_AFTER_UNAVAILABLE: HeadersObject = {
       `Whole seconds to wait before retrying: ${RETRY_AFTER_SATURATED_SECONDS} when the service ` +
       `sheds load (its backlog would not be served within ${seconds(QUEUE_DEADLINE_MS)}), ` +
       `${RETRY_AFTER_UNAVAILABLE_SECONDS} when the database is unreachable, restarting or too slow.`,
-    schema: integer(1),
+    schema: integer(1, SECONDS_MAX),
   },
 };
 
@@ -166,13 +184,18 @@ const WWW_AUTHENTICATE: HeadersObject = {
   },
 };
 
-const WWW_AUTHENTICATE_SCOPE: HeadersObject = {
+const WWW_AUTHENTICATE_SCOPE = (scopes: readonly string[]): HeadersObject => ({
   'WWW-Authenticate': {
     required: true,
     description: 'RFC 6750: the scopes the key lacks, space-separated.',
-    schema: { type: 'string', pattern: '^Bearer error="insufficient_scope", scope="[a-z: ]+"$' },
+    schema: {
+      type: 'string',
+      // At most every scope the operation needs.
+      maxLength: `Bearer error="insufficient_scope", scope="${scopes.join(' ')}"`.length,
+      pattern: '^Bearer error="insufficient_scope", scope="[a-z: ]+"$',
+    },
   },
-};
+});
 
 const errorExample = (
   statusCode: number,
@@ -206,6 +229,8 @@ export interface ExtraResponses {
   gone?: boolean;
   /** What a key must be allowed to read here: a restricted key without it gets 403 (documented). */
   scopes?: readonly string[];
+  /** What it must also be allowed to read when it gives these parameters (`visitedPage`). */
+  parameterScopes?: Readonly<Record<string, readonly string[]>>;
   /** The change streams: their own limits (a 429 and a 503 more). */
   streamLimits?: { perWorkspace: number; retryAfterSeconds: number };
 }
@@ -217,6 +242,15 @@ interface Operation extends ExtraResponses {
 }
 
 type Response = Omit<ApiResponseCommonMetadata, 'status'>;
+
+// A request header that takes any value: what HTTP allows in one (RFC 9110's field-value, which
+// Node's parser holds to, obs-text read as Latin-1), within Node's 16 KiB limit on a request's
+// headers (a longer one is a 431, src/http/client-error.ts).
+const ANY_HEADER_VALUE: SchemaObject = {
+  type: 'string',
+  maxLength: 16 * 1024,
+  pattern: '^[\\t\\x20-\\x7E\\x80-\\xFF]*$',
+};
 
 /**
  * The responses of the contract, by status: each what an operation answers with that status, or
@@ -268,19 +302,25 @@ const RESPONSES: Record<number, (operation: Operation) => Response | undefined> 
     headers: { ...WWW_AUTHENTICATE, ...EVERY_RESPONSE },
     example: errorExample(401, 'UNAUTHORIZED', 'Unauthorized'),
   }),
-  403: ({ scopes }) =>
-    scopes === undefined
-      ? undefined
-      : {
-          description:
-            'The key is valid but restricted to scopes that do not include ' +
-            `${scopes.map((scope) => `\`${scope}\``).join(' and ')}: the message names what it ` +
-            'lacks, and `WWW-Authenticate` says `insufficient_scope` (RFC 6750). It costs nothing ' +
-            'of the rate limits.',
-          type: ErrorEnvelopeDto,
-          headers: { ...WWW_AUTHENTICATE_SCOPE, ...KEY_EXPIRATION, ...EVERY_RESPONSE },
-          example: errorExample(403, 'FORBIDDEN', `This key lacks the scope ${scopes[0]}`),
-        },
+  403: ({ scopes, parameterScopes = {} }) => {
+    if (scopes === undefined) return undefined;
+    const byParameter = Object.entries(parameterScopes).map(
+      ([name, needed]) =>
+        `, nor, with \`${name}\`, ${needed.map((scope) => `\`${scope}\``).join(' and ')}`,
+    );
+    // The header names every scope the key lacks: a parameter's too, when it is given.
+    const every = [...new Set([...scopes, ...Object.values(parameterScopes).flat()])];
+    return {
+      description:
+        'The key is valid but restricted to scopes that do not include ' +
+        `${scopes.map((scope) => `\`${scope}\``).join(' and ')}${byParameter.join('')}: the ` +
+        'message names what it lacks, and `WWW-Authenticate` says `insufficient_scope` (RFC ' +
+        '6750). It costs nothing of the rate limits.',
+      type: ErrorEnvelopeDto,
+      headers: { ...WWW_AUTHENTICATE_SCOPE(every), ...KEY_EXPIRATION, ...EVERY_RESPONSE },
+      example: errorExample(403, 'FORBIDDEN', `This key lacks the scope ${scopes[0]}`),
+    };
+  },
   404: ({ notFound }) =>
     notFound === undefined
       ? undefined
@@ -386,7 +426,7 @@ export function ApiContractResponses(
         'An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: ' +
         'echoed in the response and logged. Any other value is replaced by a generated id, not ' +
         'refused.',
-      schema: { type: 'string' },
+      schema: ANY_HEADER_VALUE,
     }),
     ...('ndjson' in ok
       ? []
@@ -398,7 +438,7 @@ export function ApiContractResponses(
               'The `ETag` of an earlier 200 of the same request (or several, comma-separated, or ' +
               '`*`): a 304 without body while the body would still be the same. A 304 is not ' +
               'counted against the per-minute limit.',
-            schema: { type: 'string' },
+            schema: ANY_HEADER_VALUE,
           }),
         ]),
     ...('json' in ok ? [ApiExtraModels(...ok.models)] : []),

@@ -10,8 +10,9 @@ import { brotliCompress, constants, gzip } from 'node:zlib';
  * encoding without a length, which buys nothing for bodies that are complete before the first
  * byte is written.
  *
- * Levels, measured by `npm run bench` (workload b-br, docs/benchmarks.md) on a limit=200 page of
- * companies of 196,551 bytes, median time of one compression on the benchmark machine:
+ * Levels, measured by `npm run bench` (workload b-br, docs/benchmarks.md, "Compression") on a
+ * limit=200 page of companies of 196,551 bytes, median time of one compression on the benchmark
+ * machine:
  *
  *   | br quality | bytes  | removed | ms    |     | gzip level | bytes  | removed | ms   |
  *   | 1 (used)   | 36,428 | 81.5%   | 0.41  |     | 1 (used)   | 37,642 | 80.8%   | 0.86 |

@@ -1,9 +1,13 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { ISO_DATE_TIME_LENGTH } from './iso-date-time';
 
 /** The error body of the contract, for every status (written by AllExceptionsFilter only). */
 export class ErrorEnvelopeDto {
   @ApiProperty({
     type: 'integer',
+    format: 'int32',
+    minimum: 400,
+    maximum: 599,
     description: 'The HTTP status code, repeated in the body.',
     example: 400,
   })
@@ -22,6 +26,9 @@ export class ErrorEnvelopeDto {
   message!: string | string[];
 
   @ApiProperty({
+    // The names of HTTP's statuses (node:http's STATUS_CODES), the longest 31 characters.
+    maxLength: 40,
+    pattern: '^[A-Z][A-Z_]*$',
     description:
       'The symbolic name of the HTTP status, in upper case: `BAD_REQUEST`, `UNAUTHORIZED`, ' +
       '`NOT_FOUND`, `TOO_MANY_REQUESTS`, `INTERNAL_SERVER_ERROR`, `SERVICE_UNAVAILABLE`.',
@@ -41,6 +48,7 @@ export class ErrorEnvelopeDto {
 
   @ApiProperty({
     format: 'date-time',
+    maxLength: ISO_DATE_TIME_LENGTH,
     description: 'When the error occurred: ISO 8601 in UTC with milliseconds.',
     example: '2026-03-01T09:30:00.000Z',
   })

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { propertyOptions } from '../../test/support/fast-check';
-import { parseIsoDateTime } from './iso-date-time';
+import { ISO_DATE_TIME_MAX_LENGTH, parseIsoDateTime } from './iso-date-time';
 
 function iso(text: string): string | null {
   return parseIsoDateTime(text)?.toISOString() ?? null;
@@ -116,6 +116,16 @@ describe('parseIsoDateTime', () => {
       ),
       propertyOptions(2000),
     );
+  });
+
+  it(`matches at most ISO_DATE_TIME_MAX_LENGTH (${ISO_DATE_TIME_MAX_LENGTH}) characters, the bound the document states`, () => {
+    const longest = '2026-03-01T09:30:00.123456789+01:00';
+    expect(longest).toHaveLength(ISO_DATE_TIME_MAX_LENGTH);
+    expect(parseIsoDateTime(longest)).not.toBeNull();
+    // No form is longer: one more digit of any part is refused.
+    expect(parseIsoDateTime('2026-03-01T09:30:00.1234567891+01:00')).toBeNull();
+    expect(parseIsoDateTime('2026-03-01T09:30:00.123456789+01:000')).toBeNull();
+    expect(parseIsoDateTime('02026-03-01T09:30:00.123456789+01:00')).toBeNull();
   });
 
   it('reads a year below 100 as that year', () => {

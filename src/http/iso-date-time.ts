@@ -2,6 +2,10 @@
 // fraction and offset. A date-time without an offset is read as UTC (docs/api.md, `since`).
 const ISO_8601 =
   /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
+/** Every date-time of a response, `2026-03-01T09:30:00.000Z`: toISOString's length. */
+export const ISO_DATE_TIME_LENGTH = 24;
+/** The longest text ISO_8601 matches: `2026-03-01T09:30:00.123456789+01:00`. */
+export const ISO_DATE_TIME_MAX_LENGTH = 35;
 
 /**
  * The instant an ISO 8601 date or date-time names, or null when it is not one (or not real), to

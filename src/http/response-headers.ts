@@ -3,7 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { holdsApiKey } from '../logging/key-redaction';
 
 // A caller's request id is echoed only if it is short and plain, so it cannot inject into logs.
-export const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+export const REQUEST_ID_MAX_LENGTH = 128;
+export const SANE_REQUEST_ID = new RegExp(`^[A-Za-z0-9._:-]{1,${REQUEST_ID_MAX_LENGTH}}$`);
 
 /**
  * The request's id (the caller's, when sane), the no-store policy of every answer, and that every

@@ -66,3 +66,30 @@ describe('StrictValidationPipe: queries found valid are not validated again', ()
     expect(validations).toHaveBeenCalledTimes(2);
   });
 });
+
+describe('StrictValidationPipe: an unknown parameter', () => {
+  const pipe = new StrictValidationPipe(VALIDATION_OPTIONS);
+  const refusal = async (dto: unknown, query: string): Promise<unknown> => {
+    try {
+      await pipe.transform(parseQueryString(query), asQuery(dto));
+    } catch (error) {
+      return (error as BadRequestException).getResponse();
+    }
+    throw new Error(`${query} was accepted`);
+  };
+
+  it.each([
+    [
+      CompanyListQueryDto,
+      'status=new',
+      'property status should not exist: did you mean crmStatus?',
+    ],
+    [CompanyListQueryDto, 'limt=5', 'property limt should not exist: did you mean limit?'],
+    [CompanyListQueryDto, 'Offset=5', 'property Offset should not exist: did you mean offset?'],
+    [LeadListQueryDto, 'feilds=id', 'property feilds should not exist: did you mean fields?'],
+    [CompanyListQueryDto, 'colour=red', 'property colour should not exist'],
+    [CompanyListQueryDto, 'xy=1', 'property xy should not exist'],
+  ])('%p %s: %s', async (dto, query, message) => {
+    expect(await refusal(dto, query)).toMatchObject({ message: [message] });
+  });
+});

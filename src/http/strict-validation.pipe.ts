@@ -5,7 +5,8 @@ import {
   type ValidationPipeOptions,
 } from '@nestjs/common';
 import type { ValidationError } from 'class-validator';
-import { RefusedValues } from './refused-values';
+import { suggestedParameter } from './parameter-suggestion';
+import { RefusedValue } from './query-parameter';
 
 /**
  * How every parameter of the API is validated: the global pipe's options (app.module.ts), and the
@@ -16,6 +17,9 @@ export const VALIDATION_OPTIONS: ValidationPipeOptions = {
   whitelist: true,
   forbidNonWhitelisted: true,
   stopAtFirstError: true,
+  // Each error keeps its DTO, whose parameters name what an unknown one was likely meant to be
+  // (flattenValidationErrors); the answer holds the messages only.
+  validationError: { target: true },
 };
 
 // Deleted by ValidationPipe itself before anything else, against prototype pollution.
@@ -25,8 +29,8 @@ const STRIPPED_NAMES = ['__proto__', 'prototype', 'constructor'];
  * The ValidationPipe, refusing also the parameters that are dropped without a word before
  * validation: those ValidationPipe deletes (`__proto__`, `prototype`, `constructor`), and names the
  * DTO already inherits (`toString`, `hasOwnProperty`...), which class-transformer skips instead of
- * copying. Without this, `?prototype=1` was served as if the parameter had not been sent, where
- * forbidNonWhitelisted refuses every other unknown name.
+ * copying. Without this, `?prototype=1` would be served as if the parameter had not been sent,
+ * where forbidNonWhitelisted refuses every other unknown name.
  */
 export class StrictValidationPipe extends ValidationPipe {
   private readonly validQueries = new ValidQueries();
@@ -60,13 +64,23 @@ export class StrictValidationPipe extends ValidationPipe {
     throw new BadRequestException(messages);
   }
 
-  /** One entry per message of a value refused with several (refused-values.ts). */
+  /**
+   * One entry per message of a refused value (query-parameter.ts); an unknown parameter's names
+   * the parameter it is likely a typo of, when there is one (parameter-suggestion.ts).
+   */
   protected override flattenValidationErrors(errors: ValidationError[]): string[] {
-    return errors.flatMap((error) =>
-      error.value instanceof RefusedValues
-        ? error.value.messages
-        : super.flattenValidationErrors([error]),
-    );
+    return errors.flatMap((error) => {
+      if (error.value instanceof RefusedValue) return error.value.messages;
+      const messages = super.flattenValidationErrors([error]);
+      const dto = error.target?.constructor as (abstract new () => unknown) | undefined;
+      const meant =
+        error.constraints?.whitelistValidation !== undefined && dto !== undefined
+          ? suggestedParameter(dto, error.property)
+          : undefined;
+      return meant === undefined
+        ? messages
+        : messages.map((text) => `${text}: did you mean ${meant}?`);
+    });
   }
 
   private inheritedNames(value: unknown, metadata: ArgumentMetadata): string[] {

@@ -1,9 +1,12 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   buildDemoData,
   DEMO_COMPANY_COUNT,
   DEMO_LEAD_COUNT,
   intentLevelOf,
   isLuhnValid,
+  LOOKUP_EXAMPLES,
 } from './demo-data';
 import { checkImportFile, describeProblems } from './import-file';
 
@@ -95,5 +98,55 @@ describe('isLuhnValid', () => {
     expect(isLuhnValid('732829320')).toBe(true);
     expect(isLuhnValid('552100554')).toBe(true);
     expect(isLuhnValid('732829321')).toBe(false);
+  });
+});
+
+describe("the docs' lookup examples, on the demo data", () => {
+  const { companies } = buildDemoData(NOW);
+  const read = (file: string) => readFileSync(join(__dirname, '..', '..', file), 'utf8');
+  // The examples: docs/api.md's requests, the Lookups line of docs/using-the-api.md, and the
+  // tool arguments of docs/agents.md. (Other `q=` of docs/api.md show a rule, not the data.)
+  const api = read('docs/api.md');
+  const lookupsLine = read('docs/using-the-api.md')
+    .split('\n- ')
+    .filter((item) => item.startsWith('Lookups'))
+    .join('\n');
+  const agents = read('docs/agents.md');
+  const all = (text: string, pattern: RegExp) => [...text.matchAll(pattern)];
+  // As the lookups compare (docs/api.md, "Lookups: domain and q").
+  const asDomain = (text: string) =>
+    text
+      .toLowerCase()
+      .replace(/^www\./, '')
+      .replace(/\.$/, '');
+
+  it('domain: every domain of every example is a demo company', () => {
+    const lists = [
+      ...all(api, /`GET \/v1\/companies\?domain=([^&`]+)/g),
+      ...all(lookupsLine, /`domain=([^`]+)`/g),
+      ...all(agents, /domain: \["([^"]+)"\]/g),
+    ].map((match) => match[1]);
+    expect(lists.length).toBe(4);
+    const stored = new Set(companies.map((company) => asDomain(company.domain)));
+    for (const list of lists) {
+      for (const domain of list.split(',')) expect(stored).toContain(asDomain(domain));
+    }
+  });
+
+  it('q: every example finds the company it looks for (and, with intentLevel, one of it)', () => {
+    const examples = [
+      ...all(api, /`GET \/v1\/companies\?q=(\w+)(?:&intentLevel=(\w+))?/g),
+      ...all(lookupsLine, /`q=(\w+)`/g),
+      ...all(agents, /q: "(\w+)"/g),
+    ];
+    expect(examples.length).toBe(4);
+    for (const [, q, intentLevel] of examples) {
+      const found = companies.filter(
+        (company) =>
+          `${company.name}\n${company.domain}`.toLowerCase().includes(q.toLowerCase()) &&
+          (intentLevel === undefined || company.intentLevel === intentLevel),
+      );
+      expect(found.map((company) => company.name)).toContain(LOOKUP_EXAMPLES[0].name);
+    }
   });
 });

@@ -220,6 +220,16 @@ export function buildDemoData(now: number): Required<ImportFile> {
   return { companies, leads: buildLeads(random, companies) };
 }
 
+/**
+ * The companies that the lookups' examples find (docs/api.md, "Lookups: domain and q";
+ * docs/using-the-api.md): `domain=acme.com,initech.io`, and `q=acme` (Acme Analytics is hot).
+ * demo-data.spec.ts runs those examples on the demo data.
+ */
+export const LOOKUP_EXAMPLES = [
+  { name: 'Acme Analytics', domain: 'acme.com' },
+  { name: 'Initech Software', domain: 'initech.io' },
+];
+
 function buildCompanies(random: Random, end: number): CompanyDto[] {
   const companies: CompanyDto[] = [];
   const names = new Set<string>();
@@ -227,12 +237,16 @@ function buildCompanies(random: Random, end: number): CompanyDto[] {
     const industry = random.pick(INDUSTRIES);
     const stem = random.pick(NAME_STEMS);
     const country = random.weighted(COUNTRIES.map((c) => ({ value: c, weight: c.weight })));
-    const name =
+    const drawn =
       country.people === 'fr' && random.chance(0.3)
         ? `${random.pick(['Groupe', 'Maison', 'Atelier'])} ${stem}`
         : `${stem} ${random.pick(industry.suffixes)}`;
-    if (names.has(name)) continue;
-    names.add(name);
+    if (names.has(drawn)) continue;
+    names.add(drawn);
+    // The first companies are the docs' lookup examples; the draws above are made all the same,
+    // so that every other company is what it would be without them.
+    const example = LOOKUP_EXAMPLES[companies.length];
+    const name = example?.name ?? drawn;
 
     const number = String(companies.length + 1).padStart(4, '0');
     const band = random.weighted(SIZE_BANDS.map((b) => ({ value: b, weight: b.weight })));
@@ -245,7 +259,7 @@ function buildCompanies(random: Random, end: number): CompanyDto[] {
       end - Math.floor(WINDOW_DAYS * DAY_MS * random.next() * (1 - intentScore / 130));
     const windowStart = end - WINDOW_DAYS * DAY_MS;
     const firstSeen = lastSeen - Math.floor((lastSeen - windowStart) * random.next());
-    const domain = `${slug(name)}.${country.tld}`;
+    const domain = example?.domain ?? `${slug(name)}.${country.tld}`;
     const company: CompanyDto = {
       id: `co_demo_${number}`,
       name,

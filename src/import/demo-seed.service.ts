@@ -1,9 +1,12 @@
 import { Injectable } from '@nestjs/common';
+import { Readable } from 'node:stream';
 import { ApiKeyAdminService } from '../workspaces/api-key-admin.service';
 import { Clock } from '../common/clock';
 import { type WorkspaceView, WorkspacesService } from '../workspaces/workspaces.service';
 import { buildDemoData } from './demo-data';
+import { buildDemoVisits } from './demo-visits';
 import { type ImportCounts, ImportService } from './import.service';
+import { type VisitImportCounts, VisitImportService } from './visit-import.service';
 
 export const DEMO_WORKSPACE: WorkspaceView = {
   id: 'demo',
@@ -18,10 +21,12 @@ export interface DemoSeed {
   /** The full value of the new key, shown once. */
   key: string;
   counts: ImportCounts;
+  visits: VisitImportCounts;
 }
 
 /**
- * `seed --demo`: the demo workspace, its data through the same import as any file, and a new key.
+ * `seed --demo`: the demo workspace, its data through the same imports as any file (companies and
+ * leads, then visits), and a new key.
  * Re-running refreshes the same workspace and records (same ids) and adds one more key.
  */
 @Injectable()
@@ -29,14 +34,19 @@ export class DemoSeedService {
   constructor(
     private readonly workspaces: WorkspacesService,
     private readonly importer: ImportService,
+    private readonly visitImporter: VisitImportService,
     private readonly keys: ApiKeyAdminService,
     private readonly clock: Clock,
   ) {}
 
   async seed(): Promise<DemoSeed> {
     const workspace = await this.workspaces.createOrReset(DEMO_WORKSPACE);
-    const counts = await this.importer.import(workspace.id, buildDemoData(this.clock.now()));
+    const now = this.clock.now();
+    const data = buildDemoData(now);
+    const counts = await this.importer.import(workspace.id, data);
+    const lines = buildDemoVisits(data.companies, now).map((visit) => `${JSON.stringify(visit)}\n`);
+    const visits = await this.visitImporter.import(workspace.id, Readable.from(lines));
     const { key } = await this.keys.create(workspace.id, DEMO_KEY_NAME);
-    return { workspace, key, counts };
+    return { workspace, key, counts, visits };
   }
 }

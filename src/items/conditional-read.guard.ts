@@ -34,12 +34,12 @@ export const VersionedRead = () => SetMetadata(VERSIONED_READ, true);
  *
  * A guard, run after the key's and the rate limit's, rather than an interceptor: the version is
  * read before the handler runs, and the answer's ETag made where NestJS sends the handler's result
- * (the HTTP adapter, http/api-express-adapter.ts, calls `answer`). An interceptor put each request
+ * (the HTTP adapter, http/api-express-adapter.ts, calls `answer`). An interceptor puts each request
  * through NestJS's RxJS chain (a ReplaySubject, `defer` and `mergeAll` twice, two bound functions,
- * the result through `lastValueFrom` twice); docs/benchmarks.md, "The reads' ETag without an
- * interceptor". The request is marked with the guard itself, not with a function made for it: such
- * a function, holding the request, had each young collection promote 950 KB (49 KB without) under
- * a load of `/v1/me` (test/young-generation.e2e-spec.ts).
+ * the result through `lastValueFrom` twice); docs/benchmarks.md, "What keeps a request alive". The
+ * request is marked with the guard itself, not with a function made for it: such
+ * a function, holding the request, makes each young collection promote 950 KB (49 KB without)
+ * under a load of `/v1/me` (test/built/young-generation.e2e-spec.ts).
  */
 @Injectable()
 export class ConditionalReadGuard implements CanActivate, ConditionalRead {

@@ -5,9 +5,13 @@ import {
   getSchemaPath,
   type SchemaObject,
 } from '@nestjs/swagger';
-import type { DtoValue, Field } from './fields';
+import { ISO_DATE_TIME_LENGTH } from '../http/iso-date-time';
+import type { DtoValue, Field, TextForm } from './fields';
 
 export type DtoValues<M extends Record<string, Field>> = { [K in keyof M]: DtoValue<M[K]> };
+
+/** The largest PostgreSQL `integer`, the column of every count. */
+const INTEGER_COLUMN_MAX = 2_147_483_647;
 
 /** The OpenAPI schema of one field, from its kind, bounds and documentation. */
 export function fieldApiProperty(field: Field): ApiPropertyOptions {
@@ -18,23 +22,43 @@ export function fieldApiProperty(field: Field): ApiPropertyOptions {
   };
   switch (field.kind) {
     case 'text':
-      return { type: String, maxLength: field.maxLength, ...doc };
+      return { type: String, maxLength: field.maxLength, ...form(field.form), ...doc };
     case 'nullableText':
       // Always present, null when unknown (docs/api.md, "Data conventions").
-      return { type: String, maxLength: field.maxLength, nullable: true, ...doc };
+      return {
+        type: String,
+        maxLength: field.maxLength,
+        ...form(field.form),
+        nullable: true,
+        ...doc,
+      };
     case 'score':
       // Scores are numbers in 0..100 inclusive.
       return { type: 'number', minimum: 0, maximum: 100, ...doc };
     case 'count':
-      return { type: 'integer', minimum: 0, ...doc };
+      return { type: 'integer', format: 'int32', minimum: 0, maximum: INTEGER_COLUMN_MAX, ...doc };
+    case 'nullableCount':
+      return {
+        type: 'integer',
+        format: 'int32',
+        minimum: 0,
+        maximum: INTEGER_COLUMN_MAX,
+        nullable: true,
+        ...doc,
+      };
     case 'dateTime':
       // Every date-time of a response: ISO 8601 in UTC with milliseconds and `Z`.
-      return { type: String, format: 'date-time', ...doc };
+      return { type: String, format: 'date-time', maxLength: ISO_DATE_TIME_LENGTH, ...doc };
     case 'enum':
       // By reference to one component per enumeration (enumName); its values are the Prisma
       // schema's. The text goes in `description`: @nestjs/swagger 11.4 drops `enumSchema`'s.
       return { enum: [...field.values], enumName: field.type, ...doc };
   }
+}
+
+/** A text form's `pattern` (fields.ts), as JSON Schema writes it. */
+function form(textForm: TextForm | undefined): { pattern?: string } {
+  return textForm ? { pattern: textForm.pattern.source } : {};
 }
 
 /**

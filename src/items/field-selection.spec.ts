@@ -1,7 +1,8 @@
-import { RefusedValues } from '../http/refused-values';
+import { RefusedValue } from '../http/query-parameter';
 import { COMPANY_SELECTABLE } from '../companies/company.fields';
 import { LEAD_SELECTABLE } from '../leads/lead.fields';
 import { BySelection, parseFields, selectableNames, selectionKey } from './field-selection';
+import { KEPT_STATEMENTS, keptStatementCount } from './kept-statements';
 
 describe('parseFields', () => {
   it('keeps the declaration order, the id always, and the contacts whole or by field', () => {
@@ -19,8 +20,8 @@ describe('parseFields', () => {
   it('refuses each unknown name once, and an empty one', () => {
     const allowed = selectableNames(LEAD_SELECTABLE).join(', ');
     expect(parseFields(LEAD_SELECTABLE, 'a,status,b,a')).toEqual(
-      new RefusedValues(
-        ['a', 'b'].map(
+      new RefusedValue(
+        ...['a', 'b'].map(
           (name) =>
             `fields has an unknown name "${name}": give one or more of ${allowed}, comma-separated`,
         ),
@@ -30,11 +31,11 @@ describe('parseFields', () => {
       LEAD_SELECTABLE,
       Array.from({ length: 1000 }, (_, i) => `x${i}`),
     );
-    expect((many as RefusedValues).messages).toHaveLength(21);
-    expect((many as RefusedValues).messages[20]).toBe('fields has 980 more unknown names');
-    expect(parseFields(LEAD_SELECTABLE, '')).toBeInstanceOf(RefusedValues);
-    expect(parseFields(LEAD_SELECTABLE, ['status', ''])).toBeInstanceOf(RefusedValues);
-    expect(parseFields(LEAD_SELECTABLE, [1])).toBeInstanceOf(RefusedValues);
+    expect((many as RefusedValue).messages).toHaveLength(21);
+    expect((many as RefusedValue).messages[20]).toBe('fields has 980 more unknown names');
+    expect(parseFields(LEAD_SELECTABLE, '')).toBeInstanceOf(RefusedValue);
+    expect(parseFields(LEAD_SELECTABLE, ['status', ''])).toBeInstanceOf(RefusedValue);
+    expect(parseFields(LEAD_SELECTABLE, [1])).toBeInstanceOf(RefusedValue);
   });
 
   it('gives the same key to the same selection however written', () => {
@@ -47,20 +48,22 @@ describe('parseFields', () => {
 describe('BySelection', () => {
   it('makes the whole statements once, and keeps a bounded number of the others', () => {
     let made = 0;
-    const statements = new BySelection(() => ++made);
+    const statements = new BySelection('test', () => ++made);
     expect(statements.for(undefined)).toBe(1);
     const names = selectableNames(COMPANY_SELECTABLE).slice(1, 18);
     for (const name of names) statements.for(parseFields(COMPANY_SELECTABLE, name) as never);
     for (const name of names) statements.for(parseFields(COMPANY_SELECTABLE, name) as never);
     expect(made).toBe(1 + names.length); // each made once while kept
-    // Many more than are kept: the least recently used are made again.
-    for (let i = 0; i < 200; i++) {
-      const picked = names.filter((_, j) => (i >> j) & 1 || j === 0);
+    // More distinct selections than are kept (the bits of i + 1): the least recently used are
+    // made again.
+    for (let i = 0; i < 2 * KEPT_STATEMENTS; i++) {
+      const picked = names.filter((_, j) => ((i + 1) >> j) & 1);
       statements.for(parseFields(COMPANY_SELECTABLE, picked) as never);
     }
     const before = made;
     statements.for(parseFields(COMPANY_SELECTABLE, names[5]) as never);
     expect(made).toBe(before + 1);
     expect(statements.for(undefined)).toBe(1);
+    expect(keptStatementCount()).toBe(KEPT_STATEMENTS);
   });
 });

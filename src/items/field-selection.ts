@@ -1,6 +1,6 @@
-import { RecentlyUsed } from '../common/recently-used';
-import { RefusedValues } from '../http/refused-values';
+import { quote, RefusedValue } from '../http/query-parameter';
 import type { Field } from './fields';
+import { keptStatements } from './kept-statements';
 
 /*
  * `fields`: which of an item's fields a read returns (docs/api.md, "Choosing the fields"). What may
@@ -54,15 +54,15 @@ export function selectableNames({ fields, lists }: Selectable): string[] {
  * A query's `fields` (a string, or an array of them when the parameter was repeated; an array from
  * an MCP tool's arguments), comma-separated names, parsed: the Selection, or what is wrong.
  */
-export function parseFields(from: Selectable, raw: unknown): Selection | RefusedValues {
+export function parseFields(from: Selectable, raw: unknown): Selection | RefusedValue {
   const given = Array.isArray(raw) ? raw : [raw];
   if (!given.every((value) => typeof value === 'string')) {
-    return new RefusedValues(['fields must be text: comma-separated field names']);
+    return new RefusedValue('fields must be text: comma-separated field names');
   }
   const names = given.flatMap((value) => value.split(',')).map((name) => name.trim());
   const allowed = selectableNames(from);
   const expected = `give one or more of ${allowed.join(', ')}, comma-separated`;
-  if (names.includes('')) return new RefusedValues([`fields has an empty name: ${expected}`]);
+  if (names.includes('')) return new RefusedValue(`fields has an empty name: ${expected}`);
   const unknown = [...new Set(names.filter((name) => !allowed.includes(name)))];
   if (unknown.length > 0) {
     const messages = unknown
@@ -70,7 +70,7 @@ export function parseFields(from: Selectable, raw: unknown): Selection | Refused
       .map((name) => `fields has an unknown name ${quote(name)}: ${expected}`);
     const more = unknown.length - MAX_UNKNOWN_NAMES_NAMED;
     if (more > 0) messages.push(`fields has ${more} more unknown names`);
-    return new RefusedValues(messages);
+    return new RefusedValue(...messages);
   }
   const named = new Set(names);
   const lists: Record<string, string[]> = {};
@@ -104,34 +104,26 @@ export function pickFields<M extends Record<string, Field>>(
   ) as Partial<M>;
 }
 
-/*
- * Sync jobs and agents ask the same few selections over and over; any client may send any of the
- * 2^24 combinations all the same. What is kept is therefore bounded: a selection's statements
- * weigh about 20 KB of text (measured: a company's feed page statement is 5.7 KB), 64 of them
- * about 1.3 MB per resource; one made again costs microseconds.
- */
-const KEPT_SELECTIONS = 64;
-
 /**
- * Statements made per selection: the one without a selection made at start and kept; the others
- * on first use, the KEPT_SELECTIONS used last kept.
+ * A resource's statements per selection: the one without a selection made at start and kept; the
+ * others on first use, kept with the other statements made from a request (kept-statements.ts).
  */
 export class BySelection<T> {
   /** What a read without `fields` runs: exactly the statements of the whole item. */
   readonly whole: T;
-  private readonly kept = new RecentlyUsed<T>(KEPT_SELECTIONS);
 
-  constructor(private readonly make: (selection: Selection | undefined) => T) {
+  /** `name` tells this resource's statements from another's among those kept (`companies`). */
+  constructor(
+    private readonly name: string,
+    private readonly make: (selection: Selection | undefined) => T,
+  ) {
     this.whole = make(undefined);
   }
 
   for(selection: Selection | undefined): T {
     if (selection === undefined) return this.whole;
-    return this.kept.get(selectionKey(selection), () => this.make(selection));
+    return keptStatements(`${this.name} selected:${selectionKey(selection)}`, () =>
+      this.make(selection),
+    );
   }
-}
-
-/** A value as a message shows it: in quotes, cut, and JSON-escaped so no control character passes. */
-function quote(value: string): string {
-  return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
 }

@@ -4,7 +4,7 @@
  * derive: the DTO classes, their types and their OpenAPI schemas (field-dto.ts), the SQL select
  * list that writes the item's JSON (lists, feeds, single reads), the import's checks of each
  * field, the import's upsert, the database's CHECK constraints on the text fields
- * (test/field-bounds.e2e-spec.ts compares the two), and the bound on a response's size
+ * (test/e2e/lists/field-bounds.e2e-spec.ts compares the two), and the bound on a response's size
  * (test/support/response-size.ts). Adding a field is one line of a map.
  */
 
@@ -25,6 +25,11 @@ interface FieldBase<Kind extends string> {
   column: string;
   /** Written by the import: false for a field read from another table (a lead's companyName). */
   stored: boolean;
+  /**
+   * Not in an import file: the writer derives it from the other fields (a visit's
+   * durationSeconds, pageViewCount, landingPage). Absent: false.
+   */
+  derived?: boolean;
   doc: FieldDoc;
 }
 
@@ -35,12 +40,22 @@ interface FieldBase<Kind extends string> {
  */
 interface TextBase<Kind extends string> extends FieldBase<Kind> {
   maxLength: number;
+  /** A form the text must have beyond its length: the OpenAPI `pattern`, and the import's check. */
+  form?: TextForm;
+}
+
+/** A text's form: a regular expression, and the rule in words for the import's message. */
+export interface TextForm {
+  pattern: RegExp;
+  /** Completes "<field> must ...": `start with / and hold no ? or #`. */
+  rule: string;
 }
 
 export type TextField = TextBase<'text'>;
 export type NullableTextField = TextBase<'nullableText'>;
 export type ScoreField = FieldBase<'score'>;
 export type CountField = FieldBase<'count'>;
+export type NullableCountField = FieldBase<'nullableCount'>;
 export type DateTimeField = FieldBase<'dateTime'>;
 export interface EnumField<T extends string> extends FieldBase<'enum'> {
   values: readonly T[];
@@ -49,20 +64,33 @@ export interface EnumField<T extends string> extends FieldBase<'enum'> {
 }
 
 export type Field =
-  TextField | NullableTextField | ScoreField | CountField | DateTimeField | EnumField<string>;
+  | TextField
+  | NullableTextField
+  | ScoreField
+  | CountField
+  | NullableCountField
+  | DateTimeField
+  | EnumField<string>;
 
-export const text = (column: string, maxLength: number, doc: FieldDoc = {}): TextField => ({
-  kind: 'text',
-  column,
-  maxLength,
-  stored: true,
-  doc,
-});
+export const text = (
+  column: string,
+  maxLength: number,
+  doc: FieldDoc = {},
+  form?: TextForm,
+): TextField => ({ kind: 'text', column, maxLength, stored: true, doc, ...(form && { form }) });
 export const nullableText = (
   column: string,
   maxLength: number,
   doc: FieldDoc = {},
-): NullableTextField => ({ kind: 'nullableText', column, maxLength, stored: true, doc });
+  form?: TextForm,
+): NullableTextField => ({
+  kind: 'nullableText',
+  column,
+  maxLength,
+  stored: true,
+  doc,
+  ...(form && { form }),
+});
 /** A number from 0 to 100 inclusive (double precision). */
 export const score = (column: string, doc: FieldDoc = {}): ScoreField => ({
   kind: 'score',
@@ -73,6 +101,13 @@ export const score = (column: string, doc: FieldDoc = {}): ScoreField => ({
 /** An integer from 0 to 2^31 - 1 (PostgreSQL integer). */
 export const count = (column: string, doc: FieldDoc = {}): CountField => ({
   kind: 'count',
+  column,
+  stored: true,
+  doc,
+});
+/** An integer from 0 to 2^31 - 1, or null when unknown. */
+export const nullableCount = (column: string, doc: FieldDoc = {}): NullableCountField => ({
+  kind: 'nullableCount',
   column,
   stored: true,
   doc,
@@ -105,6 +140,9 @@ export const joinedText = (column: string, maxLength: number, doc: FieldDoc = {}
   stored: false,
   doc,
 });
+
+/** A field that the writer derives from the others rather than reads from an import file. */
+export const derived = <F extends Field>(field: F): F => ({ ...field, derived: true });
 
 /** The text fields an import writes: the columns that the database bounds with a CHECK. */
 export function boundedColumns(
@@ -193,6 +231,7 @@ const ARRAY_TYPES: Record<Field['kind'], string> = {
   nullableText: 'text[]',
   score: 'float8[]',
   count: 'int4[]',
+  nullableCount: 'int4[]',
   dateTime: 'timestamptz[]',
   enum: 'text[]',
 };
@@ -205,7 +244,9 @@ export type DtoValue<F extends Field> =
       ? string | null
       : F extends ScoreField | CountField
         ? number
-        : string;
+        : F extends NullableCountField
+          ? number | null
+          : string;
 
 /** The value a field holds once read from an import file: the same, but dates as Date. */
 export type FieldValue<F extends Field> = F extends DateTimeField ? Date : DtoValue<F>;

@@ -1,8 +1,15 @@
 import type { Type } from '@nestjs/common';
-import { ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
-import { IsOptional, ValidateBy } from 'class-validator';
-import { ListQueryDto } from '../http/list-query.dto';
+import type { ApiPropertyOptions } from '@nestjs/swagger';
+import { DateTimeParameter, ListQueryDto } from '../http/list-query.dto';
+import { applyDecorators } from '@nestjs/common';
+import { ValidateBy } from 'class-validator';
+import {
+  givenOnce,
+  givenTexts,
+  QueryParameter,
+  quote,
+  RefusedValue,
+} from '../http/query-parameter';
 import {
   type EnumField,
   type Field,
@@ -12,13 +19,20 @@ import {
   characterCount,
   isPossibleText,
 } from './fields';
+import {
+  pagePatternsApiProperty,
+  type PagePatterns,
+  parsePagePatterns,
+  pathsInRanges,
+} from './page-patterns';
 
 /*
  * The lists' filters, each declared once on a field of the item's field map (COMPANY_FILTERS in
- * src/companies/company.fields.ts, LEAD_FILTERS in src/leads/lead.fields.ts). From it derive: the
- * query parameter's parsing, its 400 message and its OpenAPI schema (FilteredListQuery below), its
- * SQL (filterSql), and the MCP tools' input schema (src/mcp: from the OpenAPI document).
- * Filters combine with AND; the values of one `anyOf` filter with OR.
+ * src/companies/company.fields.ts, LEAD_FILTERS in src/leads/lead.fields.ts). Its kind's entry of
+ * FILTER_KINDS below gives the query parameter's parsing and 400 messages, its OpenAPI schema and
+ * its SQL; FilteredListQuery declares the parameters (http/query-parameter.ts), and the MCP tools'
+ * input schema follows (src/mcp: from the OpenAPI document). Filters combine with AND; the values
+ * of one `anyOf` filter with OR.
  */
 
 interface FilterBase<Kind extends string, F extends Field> {
@@ -51,8 +65,18 @@ export interface ContainsFilter {
   fields: TextField[];
 }
 
-export type Filter = AnyOfFilter | AtLeastFilter | EqualsFilter | DomainFilter | ContainsFilter;
-export type Filters = Record<string, Filter>;
+/**
+ * The items whose company has a page view matching one of 1 to 10 page patterns (items/page-
+ * patterns.ts) at or after the companion parameter `since` names (`visitedSince`: default
+ * `sinceDefaultDays` before the request), within the visits' retention: read from the page views'
+ * path index, an index range per pattern. `companyColumn` is the company's id in the item's table.
+ */
+export interface VisitedPageFilter {
+  kind: 'visitedPage';
+  since: string;
+  sinceDefaultDays: number;
+  companyColumn: string;
+}
 
 /** The names of a field map's fields of one kind. */
 type NamesOf<M, F> = { [K in keyof M]: M[K] extends F ? K : never }[keyof M] & string;
@@ -87,17 +111,11 @@ export const contains = <M extends Record<string, Field>>(
   fields: names.map((name) => fields[name] as TextField),
 });
 
-export type FilterValue<F extends Filter> = F extends AnyOfFilter | DomainFilter
-  ? string[]
-  : F extends AtLeastFilter
-    ? number
-    : string;
-export type FilterValues<M extends Filters> = { [K in keyof M]?: FilterValue<M[K]> };
-
-/** A parameter's value that is no value of its filter, with the 400's message. */
-class RefusedValue {
-  constructor(readonly message: string) {}
-}
+export const visitedPage = (
+  companyColumn: string,
+  since: string,
+  sinceDefaultDays: number,
+): VisitedPageFilter => ({ kind: 'visitedPage', since, sinceDefaultDays, companyColumn });
 
 // A score bound: a plain decimal number, as written by people (`70`, `87.5`); not `1e2` or `0x10`.
 const DECIMAL_NUMBER = /^\d+(?:\.\d+)?$/;
@@ -113,195 +131,6 @@ export const CONTAINS_MAX_LENGTH = 200;
 // Control characters: never typed in a search, and the separator of the searched fields.
 const CONTROL = /\p{Cc}/u;
 
-/** A query value of the filter (a string, or an array when the parameter was repeated), parsed. */
-export function parseFilter(name: string, filter: Filter, raw: unknown): unknown {
-  // A JSON number (the MCP tools' arguments; a query string has none): written as a person would.
-  if (filter.kind === 'atLeast' && typeof raw === 'number' && Number.isFinite(raw)) {
-    return raw >= 0 && raw <= 100
-      ? raw
-      : new RefusedValue(`${name} has an invalid value ${raw}: give a number from 0 to 100`);
-  }
-  const given = Array.isArray(raw) ? raw : [raw];
-  if (!given.every((value) => typeof value === 'string')) {
-    return new RefusedValue(`${name} must be text`);
-  }
-  switch (filter.kind) {
-    case 'anyOf': {
-      const expected = `one or more of ${filter.field.values.join(', ')}, comma-separated`;
-      const values = given.flatMap((value) => value.split(',')).map((value) => value.trim());
-      const unknown = values.find((value) => !filter.field.values.includes(value));
-      if (unknown === '') return new RefusedValue(`${name} has an empty value: give ${expected}`);
-      if (unknown !== undefined) {
-        return new RefusedValue(`${name} has an unknown value ${quote(unknown)}: give ${expected}`);
-      }
-      return [...new Set(values)];
-    }
-    case 'atLeast': {
-      if (given.length > 1) return new RefusedValue(`${name} must be given only once`);
-      const [value] = given;
-      const bound = DECIMAL_NUMBER.test(value) ? Number(value) : NaN;
-      if (!(bound >= 0 && bound <= 100)) {
-        return new RefusedValue(
-          `${name} has an invalid value ${quote(value)}: give a number from 0 to 100`,
-        );
-      }
-      return bound;
-    }
-    case 'equals': {
-      if (given.length > 1) return new RefusedValue(`${name} must be given only once`);
-      const [value] = given;
-      const { maxLength } = filter.field;
-      // Nothing stored is empty, longer than the field's bound, or holds a NUL or a lone surrogate
-      // (which PostgreSQL's text cannot hold): such a value is a mistake, not an empty page.
-      if (!isPossibleText(value, maxLength)) {
-        return new RefusedValue(
-          `${name} has an invalid value ${quote(value)}: give a non-empty text of at most ${maxLength} characters`,
-        );
-      }
-      return value;
-    }
-    case 'domain': {
-      const expected = `give one or more domains such as acme.com, comma-separated, at most ${MAX_DOMAINS}`;
-      const values = given.flatMap((value) => value.split(',')).map((value) => value.trim());
-      const invalid = values.find(
-        (value) => !DOMAIN.test(value) || !isPossibleText(value, filter.field.maxLength),
-      );
-      if (invalid !== undefined) {
-        return new RefusedValue(`${name} has an invalid value ${quote(invalid)}: ${expected}`);
-      }
-      if (values.length > MAX_DOMAINS) {
-        return new RefusedValue(`${name} has ${values.length} values: ${expected}`);
-      }
-      return [...new Set(values)];
-    }
-    case 'contains': {
-      if (given.length > 1) return new RefusedValue(`${name} must be given only once`);
-      const [value] = given;
-      const length = characterCount(value);
-      if (
-        length < CONTAINS_MIN_LENGTH ||
-        length > CONTAINS_MAX_LENGTH ||
-        !value.isWellFormed() ||
-        CONTROL.test(value)
-      ) {
-        return new RefusedValue(
-          `${name} has an invalid value ${quote(value)}: give a text of ` +
-            `${CONTAINS_MIN_LENGTH} to ${CONTAINS_MAX_LENGTH} characters, without control characters`,
-        );
-      }
-      return value;
-    }
-  }
-}
-
-/** A value as a message shows it: in quotes, cut, and JSON-escaped so no control character passes. */
-function quote(value: string): string {
-  return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
-}
-
-/** The OpenAPI schema of a filter's query parameter. */
-function filterApiProperty(filter: Filter): ApiPropertyOptions {
-  switch (filter.kind) {
-    case 'anyOf':
-      return {
-        // An array in `form` style: `intentLevel=hot,warm` (repeating the parameter works too).
-        type: 'array',
-        items: { type: 'string', enum: [...filter.field.values] },
-        style: 'form',
-        explode: false,
-        description:
-          `Keeps the items whose \`${filter.fieldName}\` is one of these: ` +
-          `${filter.field.values.join(', ')}, comma-separated. Default: no filter.`,
-      } as ApiPropertyOptions;
-    case 'atLeast':
-      return {
-        type: 'number',
-        minimum: 0,
-        maximum: 100,
-        description:
-          `Keeps the items whose \`${filter.fieldName}\` is at least this (inclusive), ` +
-          'a decimal number from 0 to 100, given once. Default: no filter.',
-        example: 70,
-      };
-    case 'equals':
-      return {
-        type: String,
-        minLength: 1,
-        maxLength: filter.field.maxLength,
-        description:
-          `Keeps the items whose \`${filter.fieldName}\` is exactly this text (case and ` +
-          'accents included), given once. Default: no filter.',
-      };
-    case 'domain':
-      return {
-        type: 'array',
-        items: { type: 'string', minLength: 1, maxLength: filter.field.maxLength },
-        maxItems: MAX_DOMAINS,
-        style: 'form',
-        explode: false,
-        description:
-          `Keeps the items whose \`${filter.fieldName}\` is one of these domains, ` +
-          `comma-separated (at most ${MAX_DOMAINS}), compared without case, without a leading ` +
-          '`www.` and without a trailing dot: `acme.com` finds `www.Acme.com.`. Letters, digits, ' +
-          '`-`, `_` and dots; not a URL. Default: no filter.',
-        example: ['acme.com'],
-      } as ApiPropertyOptions;
-    case 'contains': {
-      const names = filter.fieldNames.map((fieldName) => `\`${fieldName}\``).join(' or ');
-      return {
-        type: String,
-        minLength: CONTAINS_MIN_LENGTH,
-        maxLength: CONTAINS_MAX_LENGTH,
-        description:
-          `Keeps the items whose ${names} contains this text, case aside; every character ` +
-          'is matched as itself (`%`, `_` and `\\` included). ' +
-          `${CONTAINS_MIN_LENGTH} to ${CONTAINS_MAX_LENGTH} characters without control ` +
-          'characters, given once. Default: no filter.',
-        example: 'acme',
-      };
-    }
-  }
-}
-
-/**
- * The query DTO of a list with filters: `limit`, `offset`, `since` and one optional parameter per
- * filter, parsed and validated as declared: `class CompanyListQueryDto extends
- * FilteredListQuery(COMPANY_FILTERS) {}`.
- */
-export function FilteredListQuery<M extends Filters>(
-  filters: M,
-): Type<ListQueryDto & FilterValues<M>> {
-  class Query extends ListQueryDto {}
-  for (const [name, filter] of Object.entries(filters)) {
-    // Decorators apply bottom-up: parse, then optional, then the one check that names the value.
-    ApiPropertyOptional(filterApiProperty(filter))(Query.prototype, name);
-    ValidateBy({
-      name: 'isFilterValue',
-      validator: {
-        validate: (value: unknown) => !(value instanceof RefusedValue),
-        defaultMessage: (args) => (args?.value as RefusedValue).message,
-      },
-    })(Query.prototype, name);
-    IsOptional()(Query.prototype, name);
-    Transform(({ value }: { value: unknown }) =>
-      value === undefined ? undefined : parseFilter(name, filter, value),
-    )(Query.prototype, name);
-  }
-  return Query as Type<ListQueryDto & FilterValues<M>>;
-}
-
-/**
- * The filters given in a query, in the declaration's order: their names (which pick the
- * statement's text) and their values (bound as parameters, never spliced into the text).
- */
-export function givenFilters(
-  filters: Filters,
-  query: Record<string, unknown>,
-): { names: string[]; values: unknown[] } {
-  const names = Object.keys(filters).filter((name) => query[name] !== undefined);
-  return { names, values: names.map((name) => query[name]) };
-}
-
 /**
  * A filter's SQL, its value bound as `$parameter`: its condition on the item's table, and on the
  * table that counts the items per combination of filtered values (migration list_filters), where
@@ -315,36 +144,341 @@ export interface FilterSql {
   partial?: string;
 }
 
-export function filterSql(filter: Filter, parameter: number): FilterSql {
-  const value = `$${parameter}`;
-  if (filter.kind === 'contains') {
-    // LIKE's `%`, `_` and its escape `\` in the text are escaped, so that each matches itself.
-    const escaped = `replace(replace(replace(${value}::text, '\\', '\\\\'), '%', '\\%'), '_', '\\_')`;
-    return { rows: `${containsText(filter)} ILIKE ('%' || ${escaped} || '%')` };
-  }
-  const { column } = filter.field;
-  switch (filter.kind) {
-    case 'anyOf': {
-      const condition = `${column} = ANY(${value}::"${filter.field.type}"[])`;
+/** What a list read knows besides its query: the visits' retention (visitedPage). */
+export interface ListContext {
+  visitRetentionDays: number;
+}
+
+/**
+ * What a kind of filter is made of: its parameter's parsing, its OpenAPI schema, its SQL. A kind
+ * bound as more than one parameter (`bind`) says how many (`arity`): its SQL gets each.
+ */
+interface FilterKind<F, V> {
+  /** A query value of the filter (see QueryParameterDeclaration.parse), parsed or refused. */
+  parse(name: string, filter: F, raw: unknown): V | RefusedValue;
+  apiProperty(filter: F): ApiPropertyOptions;
+  /** Its SQL (FilterSql), its values bound as `values` (parameters: `$5`, `$6`...). */
+  sql(filter: F, ...values: string[]): FilterSql;
+  /** The parameters bound, `arity` of them (default: the value alone). */
+  arity?: number;
+  bind?(filter: F, value: V, query: Record<string, unknown>, context: ListContext): unknown[];
+  /** Parameters of the query that go with the filter's own (visitedPage's visitedSince). */
+  companions?(name: string, filter: F): Record<string, PropertyDecorator>;
+  /** The answer depends on the time of the request too, not only on the data (body ETags). */
+  timed?: boolean;
+}
+
+/** Each kind of filter: its declaration, and the value its parameter parses into. */
+interface Kinds {
+  anyOf: { filter: AnyOfFilter; value: string[] };
+  atLeast: { filter: AtLeastFilter; value: number };
+  equals: { filter: EqualsFilter; value: string };
+  domain: { filter: DomainFilter; value: string[] };
+  contains: { filter: ContainsFilter; value: string };
+  visitedPage: { filter: VisitedPageFilter; value: PagePatterns };
+}
+
+export type Filter = Kinds[keyof Kinds]['filter'];
+export type Filters = Record<string, Filter>;
+export type FilterValue<F extends Filter> = Kinds[F['kind']]['value'];
+export type FilterValues<M extends Filters> = { [K in keyof M]?: FilterValue<M[K]> };
+
+/** The values of a multi-value parameter: comma-separated, or the parameter repeated. */
+const commaSeparated = (given: string[]) =>
+  given.flatMap((value) => value.split(',')).map((value) => value.trim());
+
+/** The kinds of filter, one entry each: a new kind is a declaration type above and an entry here. */
+const FILTER_KINDS: { [K in keyof Kinds]: FilterKind<Kinds[K]['filter'], Kinds[K]['value']> } = {
+  anyOf: {
+    parse(name, filter, raw) {
+      const given = givenTexts(name, raw);
+      if (given instanceof RefusedValue) return given;
+      const expected = `one or more of ${filter.field.values.join(', ')}, comma-separated`;
+      const values = commaSeparated(given);
+      const unknown = values.find((value) => !filter.field.values.includes(value));
+      if (unknown === '') return new RefusedValue(`${name} has an empty value: give ${expected}`);
+      if (unknown !== undefined) {
+        return new RefusedValue(`${name} has an unknown value ${quote(unknown)}: give ${expected}`);
+      }
+      return [...new Set(values)];
+    },
+    apiProperty: (filter) =>
+      ({
+        // An array in `form` style: `intentLevel=hot,warm` (repeating the parameter works too).
+        type: 'array',
+        items: { type: 'string', enum: [...filter.field.values] },
+        style: 'form',
+        explode: false,
+        description:
+          `Keeps the items whose \`${filter.fieldName}\` is one of these: ` +
+          `${filter.field.values.join(', ')}, comma-separated. Default: no filter.`,
+      }) as ApiPropertyOptions,
+    sql({ field }, value) {
+      const condition = `${field.column} = ANY(${value}::"${field.type}"[])`;
       return { rows: condition, counts: condition };
-    }
-    case 'atLeast':
-      return {
-        rows: `${column} >= ${value}::float8`,
-        counts: `${column}_floor >= floor(${value}::float8)`,
-        partial: `${column} >= floor(${value}::float8) AND ${column} < ${value}::float8`,
-      };
-    case 'equals': {
+    },
+  },
+  atLeast: {
+    parse(name, _filter, raw) {
+      // A JSON number (the MCP tools' arguments; a query string has none): written as a person would.
+      if (typeof raw === 'number' && Number.isFinite(raw)) {
+        return raw >= 0 && raw <= 100
+          ? raw
+          : new RefusedValue(`${name} has an invalid value ${raw}: give a number from 0 to 100`);
+      }
+      const value = givenOnce(name, raw);
+      if (value instanceof RefusedValue) return value;
+      const bound = DECIMAL_NUMBER.test(value) ? Number(value) : NaN;
+      if (!(bound >= 0 && bound <= 100)) {
+        return new RefusedValue(
+          `${name} has an invalid value ${quote(value)}: give a number from 0 to 100`,
+        );
+      }
+      return bound;
+    },
+    apiProperty: (filter) => ({
+      type: 'number',
+      minimum: 0,
+      maximum: 100,
+      description:
+        `Keeps the items whose \`${filter.fieldName}\` is at least this (inclusive), ` +
+        'a decimal number from 0 to 100, given once. Default: no filter.',
+      example: 70,
+    }),
+    sql: ({ field: { column } }, value) => ({
+      rows: `${column} >= ${value}::float8`,
+      counts: `${column}_floor >= floor(${value}::float8)`,
+      partial: `${column} >= floor(${value}::float8) AND ${column} < ${value}::float8`,
+    }),
+  },
+  equals: {
+    parse(name, filter, raw) {
+      const value = givenOnce(name, raw);
+      if (value instanceof RefusedValue) return value;
+      const { maxLength } = filter.field;
+      // Nothing stored is empty, longer than the field's bound, or holds a NUL or a lone surrogate
+      // (which PostgreSQL's text cannot hold): such a value is a mistake, not an empty page.
+      if (!isPossibleText(value, maxLength)) {
+        return new RefusedValue(
+          `${name} has an invalid value ${quote(value)}: give a non-empty text of at most ${maxLength} characters`,
+        );
+      }
+      return value;
+    },
+    apiProperty: (filter) => ({
+      type: String,
+      minLength: 1,
+      maxLength: filter.field.maxLength,
+      description:
+        `Keeps the items whose \`${filter.fieldName}\` is exactly this text (case and ` +
+        'accents included), given once. Default: no filter.',
+    }),
+    sql({ field }, value) {
       // A lead without assignee is counted under '', which no value of the filter can be.
-      const condition = `${column} = ${value}::text`;
+      const condition = `${field.column} = ${value}::text`;
       return { rows: condition, counts: condition };
-    }
-    case 'domain':
-      // Each value through domain_key too, in SQL, so that both sides fold case alike.
+    },
+  },
+  domain: {
+    parse(name, filter, raw) {
+      const given = givenTexts(name, raw);
+      if (given instanceof RefusedValue) return given;
+      const expected = `give one or more domains such as acme.com, comma-separated, at most ${MAX_DOMAINS}`;
+      const values = commaSeparated(given);
+      const invalid = values.find(
+        (value) => !DOMAIN.test(value) || !isPossibleText(value, filter.field.maxLength),
+      );
+      if (invalid !== undefined) {
+        return new RefusedValue(`${name} has an invalid value ${quote(invalid)}: ${expected}`);
+      }
+      if (values.length > MAX_DOMAINS) {
+        return new RefusedValue(`${name} has ${values.length} values: ${expected}`);
+      }
+      return [...new Set(values)];
+    },
+    apiProperty: (filter) =>
+      ({
+        type: 'array',
+        items: { type: 'string', minLength: 1, maxLength: filter.field.maxLength },
+        maxItems: MAX_DOMAINS,
+        style: 'form',
+        explode: false,
+        description:
+          `Keeps the items whose \`${filter.fieldName}\` is one of these domains, ` +
+          `comma-separated (at most ${MAX_DOMAINS}), compared without case, without a leading ` +
+          '`www.` and without a trailing dot: `acme.com` finds `www.Acme.com.`. Letters, digits, ' +
+          '`-`, `_` and dots; not a URL. Default: no filter.',
+        example: ['acme.com'],
+      }) as ApiPropertyOptions,
+    // Each value through domain_key too, in SQL, so that both sides fold case alike.
+    sql: ({ field }, value) => ({
+      rows: `domain_key(${field.column}) = ANY(ARRAY(SELECT domain_key(value) FROM unnest(${value}::text[]) value))`,
+    }),
+  },
+  contains: {
+    parse(name, _filter, raw) {
+      const value = givenOnce(name, raw);
+      if (value instanceof RefusedValue) return value;
+      const length = characterCount(value);
+      if (
+        length < CONTAINS_MIN_LENGTH ||
+        length > CONTAINS_MAX_LENGTH ||
+        !value.isWellFormed() ||
+        CONTROL.test(value)
+      ) {
+        return new RefusedValue(
+          `${name} has an invalid value ${quote(value)}: give a text of ` +
+            `${CONTAINS_MIN_LENGTH} to ${CONTAINS_MAX_LENGTH} characters, without control characters`,
+        );
+      }
+      return value;
+    },
+    apiProperty(filter) {
+      const names = filter.fieldNames.map((fieldName) => `\`${fieldName}\``).join(' or ');
       return {
-        rows: `domain_key(${column}) = ANY(ARRAY(SELECT domain_key(value) FROM unnest(${value}::text[]) value))`,
+        type: String,
+        minLength: CONTAINS_MIN_LENGTH,
+        maxLength: CONTAINS_MAX_LENGTH,
+        description:
+          `Keeps the items whose ${names} contains this text, case aside; every character ` +
+          'is matched as itself (`%`, `_` and `\\` included). ' +
+          `${CONTAINS_MIN_LENGTH} to ${CONTAINS_MAX_LENGTH} characters without control ` +
+          'characters, given once. Default: no filter.',
+        example: 'acme',
       };
+    },
+    sql(filter, value) {
+      // LIKE's `%`, `_` and its escape `\` in the text are escaped, so that each matches itself.
+      const escaped = `replace(replace(replace(${value}::text, '\\', '\\\\'), '%', '\\%'), '_', '\\_')`;
+      return { rows: `${containsText(filter)} ILIKE ('%' || ${escaped} || '%')` };
+    },
+  },
+
+  visitedPage: {
+    parse: (name, _filter, raw) => parsePagePatterns(name, raw),
+    apiProperty: (filter) =>
+      pagePatternsApiProperty(
+        'Keeps the companies with at least one page view matching any of these patterns at or ' +
+          `after \`${filter.since}\`. Needs the \`visits:read\` scope. Default: no filter.`,
+      ),
+    // The ranges' two arrays, the instant from which a page view counts, and the retention.
+    arity: 4,
+    bind: (filter, patterns, query, context) => [
+      patterns.from,
+      patterns.to,
+      query[filter.since] ?? null,
+      context.visitRetentionDays,
+    ],
+    sql({ sinceDefaultDays, companyColumn }, from, to, since, retention) {
+      const counted = `coalesce(${since}::timestamptz, now() - interval '${sinceDefaultDays} days')`;
+      const retained = `now() - make_interval(days => ${retention}::integer)`;
+      // A page view's visit started at most 24 hours before it: that bounds the months read.
+      return {
+        rows: `${companyColumn} IN (SELECT page.company_id FROM ${pathsInRanges(from, to)} page
+      WHERE page.workspace_id = $1 AND page.viewed_at >= ${counted}
+        AND page.visit_started_at >= greatest(${counted} - interval '24 hours', ${retained})
+        AND page.visit_started_at >= ${retained})`,
+      };
+    },
+    companions: (name, filter) => ({
+      [filter.since]: applyDecorators(
+        ValidateBy({
+          name: 'isWithFilter',
+          validator: {
+            validate: (_value: unknown, args) =>
+              (args?.object as Record<string, unknown>)[name] !== undefined,
+            defaultMessage: () => `${filter.since} needs ${name}: give the pages it is about`,
+          },
+        }),
+        DateTimeParameter({
+          description:
+            `The instant from which a page view counts for \`${name}\` (inclusive). ISO 8601, ` +
+            `given at most once, with \`${name}\` only. Default: ${filter.sinceDefaultDays} days ` +
+            'before the request.',
+          example: '2026-11-23T00:00:00Z',
+        }),
+      ),
+    }),
+    timed: true,
+  },
+};
+
+/** The entry of a filter's kind. */
+const kindOf = <F extends Filter>(filter: F) =>
+  FILTER_KINDS[filter.kind] as unknown as FilterKind<F, FilterValue<F>>;
+
+/** A query value of the filter (a string, or an array when the parameter was repeated), parsed. */
+export function parseFilter<F extends Filter>(
+  name: string,
+  filter: F,
+  raw: unknown,
+): FilterValue<F> | RefusedValue {
+  return kindOf(filter).parse(name, filter, raw);
+}
+
+/**
+ * The filters' SQL (FilterSql), in order, their values bound from `$first` on: each filter takes
+ * as many parameters as its kind binds.
+ */
+export function filtersSql(filters: Filter[], first: number): { sql: FilterSql[]; next: number } {
+  let next = first;
+  const sql = filters.map((filter) => {
+    const kind = kindOf(filter);
+    const values = Array.from({ length: kind.arity ?? 1 }, () => `$${next++}`);
+    return kind.sql(filter, ...values);
+  });
+  return { sql, next };
+}
+
+/** The values a filter binds for its parsed value (in filtersSql's order). */
+function bindFilter(
+  filter: Filter,
+  value: unknown,
+  query: Record<string, unknown>,
+  context: ListContext,
+): unknown[] {
+  const kind = kindOf(filter);
+  return kind.bind ? kind.bind(filter, value as never, query, context) : [value];
+}
+
+/**
+ * The query DTO of a list with filters: `limit`, `offset`, `since` and one optional parameter per
+ * filter, parsed and validated as declared: `class CompanyListQueryDto extends
+ * FilteredListQuery(COMPANY_FILTERS) {}`.
+ */
+export function FilteredListQuery<M extends Filters>(
+  filters: M,
+): Type<ListQueryDto & FilterValues<M>> {
+  class Query extends ListQueryDto {}
+  for (const [name, filter] of Object.entries(filters)) {
+    QueryParameter({
+      parse: (raw) => parseFilter(name, filter, raw),
+      apiProperty: kindOf(filter).apiProperty(filter),
+    })(Query.prototype, name);
+    const companions = kindOf(filter).companions?.(name, filter) ?? {};
+    for (const [companion, decorator] of Object.entries(companions)) {
+      decorator(Query.prototype, companion);
+    }
   }
+  return Query as Type<ListQueryDto & FilterValues<M>>;
+}
+
+/**
+ * The filters given in a query, in the declaration's order: their names (which pick the
+ * statement's text), their values (bound as parameters, never spliced into the text), and whether
+ * the answer depends on the time of the request (a `timed` kind).
+ */
+export function givenFilters(
+  filters: Filters,
+  query: Record<string, unknown>,
+  context: ListContext,
+): { names: string[]; values: unknown[]; timed: boolean } {
+  const names = Object.keys(filters).filter((name) => query[name] !== undefined);
+  return {
+    names,
+    values: names.flatMap((name) => bindFilter(filters[name], query[name], query, context)),
+    timed: names.some((name) => kindOf(filters[name]).timed === true),
+  };
 }
 
 /**

@@ -1,17 +1,25 @@
 import { applyDecorators, Controller, Get, Header, type Type, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { RequiresScopes, type Scope } from '../auth/scopes';
+import { ApiBearerAuth, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import {
+  type ParameterScopes,
+  RequiresScopes,
+  RequiresScopesFor,
+  type Scope,
+} from '../auth/scopes';
 import {
   ApiContractResponses,
   type ExtraResponses,
   type JsonOk,
 } from '../http/api-responses.decorator';
 import { ConditionalReadGuard, VersionedRead } from './conditional-read.guard';
+import { ID_MAX_LENGTH } from './fields';
 
 /** What the OpenAPI document says of one read (its operation) and what it answers. */
 export interface ReadOperation extends ExtraResponses {
   /** What a key must be allowed to read here (ScopeGuard): a restricted key without it gets 403. */
   scopes?: Scope[];
+  /** What a key must also be allowed to read when it gives these parameters. */
+  parameterScopes?: ParameterScopes;
   operationId: string;
   summary: string;
   description: string;
@@ -28,16 +36,38 @@ export interface ReadOperation extends ExtraResponses {
  * operation and every documented response, with the scopes it needs.
  */
 export function JsonRead(path: string | undefined, operation: ReadOperation): MethodDecorator {
-  const { operationId, summary, description, ok, okDescription, versioned, ...extra } = operation;
+  const {
+    operationId,
+    summary,
+    description,
+    ok,
+    okDescription,
+    versioned,
+    parameterScopes,
+    ...extra
+  } = operation;
   return applyDecorators(
     ...(extra.scopes ? [RequiresScopes(...extra.scopes)] : []),
+    ...(parameterScopes ? [RequiresScopesFor(parameterScopes)] : []),
     Get(path),
     Header('Content-Type', 'application/json; charset=utf-8'),
     UseGuards(ConditionalReadGuard),
     ...(versioned ? [VersionedRead()] : []),
     ApiOperation({ operationId, summary, description }),
-    ApiContractResponses(ok, okDescription, extra),
+    ...(path?.split('/').includes(':id') ? [ApiItemId()] : []),
+    ApiContractResponses(ok, okDescription, { ...extra, parameterScopes }),
   );
+}
+
+/** The `{id}` of a single-item read: every id is bounded (items/fields.ts). */
+function ApiItemId(): MethodDecorator {
+  return ApiParam({
+    name: 'id',
+    description:
+      `The item's id: 1 to ${ID_MAX_LENGTH} characters, as one percent-encoded path segment. ` +
+      'Any other is the 404 of an id that no item has.',
+    schema: { type: 'string', minLength: 1, maxLength: ID_MAX_LENGTH },
+  });
 }
 
 /** A controller of the public API's reads: its path, its tag in the OpenAPI document, the key. */

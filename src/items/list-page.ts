@@ -1,25 +1,25 @@
 import type { Queryable } from '../database/queryable';
-import { jsonText, type VersionedJson } from '../http/json-text';
+import { type JsonText, jsonText, type VersionedJson } from '../http/json-text';
 import type { ListQueryDto } from '../http/list-query.dto';
 import type { FieldsQuery } from './fields-query';
 import { type BodyRoom, sizedSql } from './body-budget';
-import { RecentlyUsed } from '../common/recently-used';
 import { type Selection, selectionKey } from './field-selection';
-import { type Filters, filterSql, givenFilters } from './filters';
+import { type Filters, filtersSql, givenFilters, type ListContext } from './filters';
 import type { ItemSelect } from './item-sql';
+import { keptStatements } from './kept-statements';
 import { listPageSql, type ListPageSql } from './list-page-sql';
 
 /**
  * A list's statements (list-page-sql.ts): the unfiltered one, and one per combination of the
  * filters a request gives, each written once and kept (6 filters: at most 64 texts), so that the
  * planner sees only the conditions that apply; with a selection of fields (field-selection.ts),
- * the same with only the selected fields written, the KEPT_SELECTED used last kept.
+ * the same with only the selected fields written, kept with the other statements made from a
+ * request (kept-statements.ts).
  */
 export class ListStatements {
   /** The statement without filters: the benchmark's bare server and pgbench run it too. */
   readonly unfiltered: string;
   private readonly whole = new Map<string, ListTexts>();
-  private readonly selected = new RecentlyUsed<ListTexts>(KEPT_SELECTED);
 
   constructor(
     private readonly tables: Omit<ListPageSql, keyof ItemSelect> & { table: string },
@@ -37,7 +37,7 @@ export class ListStatements {
   text(filterNames: string[], selection?: Selection): ListTexts {
     const key = filterNames.join(',');
     if (selection !== undefined) {
-      return this.selected.get(`${key}|${selectionKey(selection)}`, () =>
+      return keptStatements(`list ${this.tables.table}:${key}|${selectionKey(selection)}`, () =>
         this.make(filterNames, selection),
       );
     }
@@ -50,12 +50,15 @@ export class ListStatements {
   }
 
   private make(filterNames: string[], selection: Selection | undefined): ListTexts {
-    const filters = filterNames.map((name, i) => filterSql(this.filters[name], 5 + i));
+    const { sql: filters, next } = filtersSql(
+      filterNames.map((name) => this.filters[name]),
+      5,
+    );
     const plain =
       filters.length === 0 && selection === undefined
         ? this.unfiltered
         : listPageSql({ ...this.tables, ...this.item(selection) }, filters);
-    return { plain, sized: sizedSql(plain, 'body', ['version'], 5 + filters.length) };
+    return { plain, sized: sizedSql(plain, 'body', ['version'], next) };
   }
 }
 
@@ -65,12 +68,11 @@ interface ListTexts {
   sized: string;
 }
 
-// A list's texts with a selection weigh about 7 KB (plain and sized); see field-selection.ts.
-const KEPT_SELECTED = 256;
-
 /**
  * Runs a list's statement for the query's filters: the response body as PostgreSQL wrote it,
- * sized: a large body is read only once its heap is reserved in `room` (body-budget.ts).
+ * sized: a large body is read only once its heap is reserved in `room` (body-budget.ts). With the
+ * version of the workspace's data it was read with, unless a filter makes the answer depend on the
+ * time of the request too (visitedPage's window): the ETag is then the body's.
  */
 export async function listPage<T>(
   database: Queryable,
@@ -78,9 +80,10 @@ export async function listPage<T>(
   workspaceId: string,
   query: ListQueryDto & FieldsQuery,
   room: BodyRoom,
-): Promise<VersionedJson<T>> {
+  context: ListContext,
+): Promise<VersionedJson<T> | JsonText<T>> {
   const { since, limit, offset, fields } = query;
-  const filters = givenFilters(list.filters, query as unknown as Record<string, unknown>);
+  const filters = givenFilters(list.filters, query as unknown as Record<string, unknown>, context);
   const sql = list.text(filters.names, fields);
   const values = [workspaceId, since ?? null, limit, offset, ...filters.values];
   const row = await room.budget.read(
@@ -94,5 +97,6 @@ export async function listPage<T>(
       )[0],
     (found) => found.body,
   );
-  return { json: jsonText<T>(row?.body as string), version: row?.version as string };
+  const json = jsonText<T>(row?.body as string);
+  return filters.timed ? json : { json, version: row?.version as string };
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ChangeCursors } from '../changes/change-cursor';
 import { ChangeStreams } from '../changes/stream/change-streams';
 import { ResourceReads } from '../changes/resource-reads';
+import { Environment } from '../config/environment';
 import { Database } from '../database/database';
 import { BodyBudget } from '../items/body-budget';
 import type { LeadUpsertedDto } from './dto/lead-change-page.dto';
@@ -17,8 +18,11 @@ export class LeadsService extends ResourceReads<LeadDto, LeadListQueryDto, LeadU
     cursors: ChangeCursors,
     bodies: BodyBudget,
     streams: ChangeStreams,
+    environment: Environment,
   ) {
     const statements = { list: LEAD_LIST, selected: LEAD_STATEMENTS };
-    super({ feed: 'leads', ...statements }, database, cursors, bodies, streams);
+    super({ feed: 'leads', ...statements }, database, cursors, bodies, streams, {
+      visitRetentionDays: environment.VISIT_RETENTION_DAYS,
+    });
   }
 }

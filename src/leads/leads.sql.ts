@@ -39,7 +39,7 @@ export const LEAD_LIST = new ListStatements(
 export const LEAD_PAGE_SQL = LEAD_LIST.unfiltered;
 
 /** A lead's other statements, for a selection: as COMPANY_STATEMENTS (companies.sql.ts). */
-export const LEAD_STATEMENTS = new BySelection<SelectedStatements>((selection) =>
+export const LEAD_STATEMENTS = new BySelection<SelectedStatements>('leads', (selection) =>
   selectedStatements({
     ...leadItem(selection),
     feed: 'leads',

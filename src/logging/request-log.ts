@@ -12,11 +12,11 @@ import { streamOf } from './stream-outcome';
  * of every other (app.setup.ts), so that whatever answers has its line: Express, or a refusal
  * before it (in-flight-on-arrival.ts).
  *
- * Not pino-http: per request it made two child loggers (one serialising the whole request at
- * once, for a `req.log` that only the error filter used) and three listeners; that was about a
- * tenth of the CPU of a request to /health/live (`node --cpu-prof`, docs/benchmarks.md, (z)). Here
- * a request costs one listener and, at the end, one line. The error filter logs with the
- * request's id itself (requestIdOf).
+ * Not pino-http: per request it makes two child loggers (one serialising the whole request at once,
+ * for a `req.log` that only the error filter would use) and three listeners, about a tenth of
+ * the CPU of a request to /health/live (`node --cpu-prof`, docs/benchmarks.md, "The fixed cost of a
+ * request"). Here a request costs one listener and, at the end, one line. The error filter logs
+ * with the request's id itself (requestIdOf).
  */
 export function logRequests(server: Server, logger: Logger): void {
   server.prependListener('request', (request: IncomingMessage, response: ServerResponse) =>

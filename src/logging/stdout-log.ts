@@ -20,7 +20,7 @@ let stdout: Destination | undefined;
  * cost of a request"). Whatever is held is written at exit, which every ending but a kill runs:
  * the graceful shutdown's process.exit, a failed start's, an uncaught error. A SIGKILL (or the
  * kernel's OOM killer) loses what is held then: at most LOG_BUFFER_BYTES of lines, written in the
- * last LOG_FLUSH_INTERVAL_MS (measured in test/logging-buffer.e2e-spec.ts).
+ * last LOG_FLUSH_INTERVAL_MS (measured in test/built/logging.e2e-spec.ts).
  */
 export function stdoutLog(): Destination {
   if (stdout === undefined) {

@@ -1,6 +1,5 @@
 import { All, Controller, HttpException, HttpStatus, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { SkipThrottle } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { Public } from '../auth/public.decorator';
 import { McpEndpoint } from './mcp-endpoint';
@@ -25,7 +24,6 @@ export class McpController {
 
   @All()
   @Public()
-  @SkipThrottle()
   otherMethods(@Res({ passthrough: true }) response: Response): never {
     response.setHeader('Allow', 'POST');
     throw new HttpException('Only POST is served here', HttpStatus.METHOD_NOT_ALLOWED);

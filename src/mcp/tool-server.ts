@@ -15,13 +15,14 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { AuthenticatedKey } from '../auth/api-key';
-import { missingScopes, missingScopesMessage } from '../auth/scopes';
+import { missingScopes, missingScopesMessage, scopesNeeded } from '../auth/scopes';
 import { CompaniesService } from '../companies/companies.service';
 import { isDatabaseUnavailable } from '../database/database-errors';
 import { isVersionedJson } from '../http/json-text';
 import { StrictValidationPipe, VALIDATION_OPTIONS } from '../http/strict-validation.pipe';
 import { LeadsService } from '../leads/leads.service';
 import { ROOT_LOGGER } from '../logging/app-logger';
+import { VisitsService } from '../visits/visits.service';
 import { listedTool, operationParameters } from './tool-schemas';
 import { summaryLine, type ToolDefinition, type ToolServices, TOOLS } from './tools';
 
@@ -38,7 +39,7 @@ interface PreparedTool {
 // Fixed texts: a tool's error never holds internals, SQL, nor anything the caller sent but names.
 const TEXTS = {
   notFound: (tool: ToolDefinition) =>
-    `No ${tool.noun} with this id in this workspace. Ids come from list_${tool.noun === 'company' ? 'companies' : 'leads'} or get_${tool.noun}'s results.`,
+    `No ${tool.noun} with this id in this workspace. Ids come from list_${tool.noun === 'company' ? 'companies' : `${tool.noun}s`} or get_${tool.noun}'s results.`,
   cursorExpired: (tool: ToolDefinition) =>
     `The cursor has expired: the changes it pointed at were pruned. Call ${tool.name} without a ` +
     'cursor to start again from every live item, and rebuild your copy from it.',
@@ -66,9 +67,10 @@ export class ToolServer {
   constructor(
     companies: CompaniesService,
     leads: LeadsService,
+    visits: VisitsService,
     @Inject(ROOT_LOGGER) private readonly logger: Logger,
   ) {
-    this.services = { companies, leads };
+    this.services = { companies, leads, visits };
   }
 
   /** Prepares the tools from the document the server publishes (at start). */
@@ -91,8 +93,9 @@ export class ToolServer {
       capabilities: { tools: { listChanged: false } },
       instructions:
         'Read-only access to one workspace of a B2B visitor-identification product: the companies ' +
-        'identified on its website (with contacts), its qualified leads, and change feeds. Lists ' +
-        'are sorted by intentScore, highest first.',
+        'identified on its website (with contacts), its qualified leads, change feeds, and the ' +
+        "companies' visits with the pages they viewed. The lists of companies and leads are " +
+        'sorted by intentScore, highest first; the visits newest first.',
     });
     server.setRequestHandler('tools/list', () => ({
       tools: this.tools.map((tool) => tool.listed),
@@ -113,7 +116,11 @@ export class ToolServer {
     args: Record<string, unknown>,
     requestId: string | undefined,
   ): Promise<CallToolResult> {
-    const missing = missingScopes(auth.scopes, tool.operation.scopes ?? []);
+    const { scopes, parameterScopes } = tool.operation;
+    const missing = missingScopes(
+      auth.scopes,
+      scopesNeeded(scopes, parameterScopes, Object.keys(args)),
+    );
     if (missing.length > 0) {
       return failure(`${missingScopesMessage(missing)}: ask for a key that has it.`);
     }

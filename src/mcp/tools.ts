@@ -11,11 +11,15 @@ import { LeadChangesQueryDto, LeadQueryDto } from '../leads/dto/lead-read-querie
 import { GET_LEAD, LEAD_CHANGES, LIST_LEADS } from '../leads/leads.operations';
 import type { LeadsService } from '../leads/leads.service';
 import { GET_ME } from '../me/me.operations';
+import { VisitListQueryDto, VisitQueryDto } from '../visits/dto/visit-read-queries.dto';
+import { GET_VISIT, LIST_VISITS } from '../visits/visits.operations';
+import type { VisitsService } from '../visits/visits.service';
 
 /** What the tools call: the REST controllers' own services (the same SQL, the same isolation). */
 export interface ToolServices {
   companies: CompaniesService;
   leads: LeadsService;
+  visits: VisitsService;
 }
 
 /** A page size of a tool when it is not REST's: a page of companies is many tokens. */
@@ -37,6 +41,11 @@ export interface ToolDefinition {
   limit?: ToolLimit;
   /** The noun of the summary line ("companies", "lead changes"). */
   noun: string;
+  /**
+   * A list's order, as its summary line states it. A page of a list paged by cursor that has one
+   * ends on its last page; a feed (no order) is caught up and polled again with its cursor.
+   */
+  order?: string;
   call(
     services: ToolServices,
     workspace: AuthenticatedWorkspace,
@@ -70,6 +79,7 @@ export const TOOLS: ToolDefinition[] = [
     query: CompanyListQueryDto,
     limit: LIST_LIMIT,
     noun: 'companies',
+    order: 'intentScore descending',
     call: ({ companies }, workspace, _id, query: CompanyListQueryDto) =>
       companies.list(workspace.id, query),
   },
@@ -99,6 +109,7 @@ export const TOOLS: ToolDefinition[] = [
     query: LeadListQueryDto,
     limit: LIST_LIMIT,
     noun: 'leads',
+    order: 'intentScore descending',
     call: ({ leads }, workspace, _id, query: LeadListQueryDto) => leads.list(workspace.id, query),
   },
   {
@@ -120,6 +131,28 @@ export const TOOLS: ToolDefinition[] = [
     call: ({ leads }, workspace, _id, query: LeadChangesQueryDto) =>
       leads.changes(workspace.id, query),
   },
+  // No feed tool for the visits: an agent asks what happened in a window, with `since` (the
+  // reason in docs/agents.md, "Visits").
+  {
+    name: 'list_visits',
+    title: 'List the visits to the website, newest first',
+    operation: LIST_VISITS,
+    query: VisitListQueryDto,
+    limit: LIST_LIMIT,
+    noun: 'visits',
+    order: 'newest first',
+    call: ({ visits }, workspace, _id, query: VisitListQueryDto) =>
+      visits.list(workspace.id, query),
+  },
+  {
+    name: 'get_visit',
+    title: 'Read one visit with its page views',
+    operation: GET_VISIT,
+    query: VisitQueryDto,
+    noun: 'visit',
+    call: ({ visits }, workspace, id, query: VisitQueryDto) =>
+      visits.get(workspace.id, id, query.fields),
+  },
 ];
 
 /**
@@ -137,7 +170,18 @@ export function summaryLine(tool: ToolDefinition, body: Record<string, unknown>)
       last < total
         ? `Next page: call ${tool.name} with offset ${last} and the same other arguments.`
         : 'This is the last page.';
-    return `${tool.noun[0].toUpperCase()}${tool.noun.slice(1)} ${offset + 1} to ${last} of ${total}, intentScore descending. ${next}`;
+    return `${capitalized(tool.noun)} ${offset + 1} to ${last} of ${total}, ${String(tool.order)}. ${next}`;
+  }
+  if ('nextCursor' in body && Array.isArray(body.data) && tool.order !== undefined) {
+    const { data, hasMore, nextCursor } = body as {
+      data: unknown[];
+      hasMore: boolean;
+      nextCursor: string | null;
+    };
+    const next = hasMore
+      ? `Next page: call ${tool.name} with cursor "${String(nextCursor)}" and the same other arguments.`
+      : 'This is the last page.';
+    return `${data.length} ${tool.noun}, ${tool.order}. ${next}`;
   }
   if ('nextCursor' in body && Array.isArray(body.data)) {
     const { data, hasMore, nextCursor } = body as {
@@ -153,4 +197,8 @@ export function summaryLine(tool: ToolDefinition, body: Record<string, unknown>)
   const { id, name } = body as { id?: unknown; name?: unknown };
   const label = typeof name === 'string' ? ` (${name})` : '';
   return `The ${tool.noun} ${String(id)}${label}.`;
+}
+
+function capitalized(text: string): string {
+  return `${text[0].toUpperCase()}${text.slice(1)}`;
 }

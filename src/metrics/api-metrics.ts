@@ -12,11 +12,11 @@ import { METRIC_PREFIX, registerProcessMetrics, registerReadingGauges } from './
 export const UNMATCHED_ROUTE = 'unmatched';
 
 /*
- * Seconds. Measured under load (docs/benchmarks.md): /v1/me and the health probes answer in 2 to 6
- * ms at the median, list pages in 20 to 130 ms, a feed page of 1,000 changes in about 55 ms, a
- * deep page in 100 to 500 ms; a statement is cut at 5 s (STATEMENT_TIMEOUT_MS) and a connection
- * waited for at most 1 s (CONNECTION_WAIT_MS). Hence fine buckets below 10 ms for the key-only
- * routes, 60 and 150 ms at the feed's and the deep pages' targets, and nothing past 5 s.
+ * Seconds. Measured under load (docs/benchmarks.md, "Results"): /v1/me and the health probes answer
+ * in 2 to 6 ms at the median, list pages in 20 to 130 ms, a feed page of 1,000 changes in about 55
+ * ms, a deep page in 100 to 500 ms; a statement is cut at 5 s (STATEMENT_TIMEOUT_MS) and a
+ * connection waited for at most 1 s (CONNECTION_WAIT_MS). Hence fine buckets below 10 ms for the
+ * key-only routes, 60 and 150 ms at the feed's and the deep pages' targets, and nothing past 5 s.
  */
 export const DURATION_BUCKETS = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.06, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5,

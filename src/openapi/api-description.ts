@@ -1,5 +1,19 @@
+import { CHECKSUM_LENGTH, KEY_PREFIX, RANDOM_LENGTH } from '../auth/api-key';
+import { MAX_CHANGES_LIMIT } from '../changes/changes-query.dto';
+import { Environment } from '../config/environment';
+import { COMPRESSION } from '../http/compression';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/list-query.dto';
+
 // The prose of the published contract (Markdown, shown at the top of /docs): what the schemas and
-// responses cannot say by themselves, from the contract (docs/api.md).
+// responses cannot say by themselves, from the contract (docs/api.md). Its numbers are the
+// configuration's defaults and the code's constants, as the operations' prose
+// (http/api-responses.decorator.ts), so that the text cannot drift from them.
+const {
+  RATE_LIMIT_PER_MINUTE: PER_MINUTE,
+  AUTH_FAILURE_LIMIT_PER_MINUTE: AUTH_FAILURES,
+  MAX_IN_FLIGHT_PER_WORKSPACE: IN_FLIGHT,
+  CHANGES_RETENTION_DAYS: RETENTION_DAYS,
+} = new Environment();
 
 export const API_DESCRIPTION = `
 Read-only HTTP/JSON API over the companies identified as visitors of a customer's website, their
@@ -8,8 +22,8 @@ customer account) by its API key, and every response concerns that workspace onl
 
 ## Authentication
 
-Send \`Authorization: Bearer <API_KEY>\` with every request. A key is \`st_\` followed by at
-least 32 base62 characters of randomness and a 6-character base62 checksum (CRC32) of what
+Send \`Authorization: Bearer <API_KEY>\` with every request. A key is \`${KEY_PREFIX}\` followed by at
+least ${RANDOM_LENGTH} base62 characters of randomness and a ${CHECKSUM_LENGTH}-character base62 checksum (CRC32) of what
 precedes it, so that secret scanners recognise a leaked key and a mistyped one is refused at once.
 API access comes with the \`growth\` plan; the \`starter\` plan has none.
 
@@ -28,7 +42,7 @@ bad key with bad parameters is a 401.
 
 Both lists are sorted by \`intentScore\` descending, ties broken by \`id\` ascending, so that the
 first page holds the hottest accounts and paging an unchanged data set with \`offset\` never
-repeats or skips an item. \`limit\` is 1 to 200 (default 50), \`offset\` 0 or more (default 0);
+repeats or skips an item. \`limit\` is 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}), \`offset\` 0 or more (default 0);
 the envelope echoes the values applied and \`total\` counts every match across pages. An
 \`offset\` past the end gives \`data: []\` with the true \`total\`.
 
@@ -39,7 +53,7 @@ companies and leads, deletions included, in an order that never skips one whatev
 which concurrent writers commit.
 
 1. Start without \`cursor\`: every live item comes as \`{"op": "upsert", "id", "changedAt",
-   "company"}\` (\`lead\` on the leads feed), \`limit\` up to 1000 per page.
+   "company"}\` (\`lead\` on the leads feed), \`limit\` up to ${MAX_CHANGES_LIMIT} per page.
 2. Apply the page (upsert by \`id\`, remove on \`{"op": "delete"}\`), then store \`nextCursor\`.
 3. While \`hasMore\` is true, ask again with \`cursor=<nextCursor>\` (after a short wait when
    \`data\` was empty: changes are then held back behind an older transaction still running).
@@ -49,7 +63,7 @@ Each item appears once, at its latest change, as it is now; an update that chang
 a change. A change to a contact is a change of its company, a change of a company's name one of its
 leads, and deleting a company deletes its leads. A cursor is tied to its feed and workspace (any
 other is a 400, \`cursor is not valid\`); one behind deletion records pruned after the retention
-(30 days by default) is a 410 (\`GONE\`): start again without a cursor and replace the copy.
+(${RETENTION_DAYS} days by default) is a 410 (\`GONE\`): start again without a cursor and replace the copy.
 \`GET /v1/companies/{id}\` and \`GET /v1/leads/{id}\` read one item (404 outside the workspace).
 
 The lists can also be paged with \`since\` (inclusive: companies' \`lastSeen\`, leads'
@@ -59,15 +73,15 @@ On a 429, wait \`Retry-After\` seconds and resume.
 
 ## Rate limit
 
-120 requests per key per fixed one-minute window; a window starts with the key's first request in
+${PER_MINUTE} requests per key per fixed one-minute window; a window starts with the key's first request in
 it. Every authenticated request counts, whatever its status, and two keys of one workspace have
 separate budgets. The limit holds across all instances of the service. Every response to an
 authenticated request carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and
 \`X-RateLimit-Reset\` (whole seconds until the window resets); past the limit the answer is a 429
 with \`Retry-After\` and \`X-RateLimit-Remaining: 0\`. Requests that fail authentication are
-limited per client address (300 per minute), with the same 429. The same responses state the
-limits in the IETF draft's fields too: \`RateLimit-Policy: "in-flight";q=20;qu="concurrent-requests",
-"per-minute";q=120;w=60\` and \`RateLimit: "in-flight";r=19, "per-minute";r=118;t=42\`.
+limited per client address (${AUTH_FAILURES} per minute), with the same 429. The same responses state the
+limits in the IETF draft's fields too: \`RateLimit-Policy: "in-flight";q=${IN_FLIGHT};qu="concurrent-requests",
+"per-minute";q=${PER_MINUTE};w=60\` and \`RateLimit: "in-flight";r=${IN_FLIGHT - 1}, "per-minute";r=${PER_MINUTE - 2};t=42\`.
 
 ## Parameters
 
@@ -96,7 +110,7 @@ failure (\`Internal server error\`, with no internal detail).
 
 \`Content-Type: application/json; charset=utf-8\`, \`Cache-Control: no-store\` (the data is
 private to a workspace), \`Vary: Accept-Encoding\`, and \`X-Request-Id\`: yours when you sent a
-sane one, otherwise a generated one; the server logs it with the request. A body of 1 KiB or more
+sane one, otherwise a generated one; the server logs it with the request. A body of ${COMPRESSION.thresholdBytes / 1024} KiB or more
 comes compressed (\`Content-Encoding: br\` or \`gzip\`, with its exact \`Content-Length\`) when
 your \`Accept-Encoding\` allows it: ask for \`br, gzip\` (a page of 200 companies, ~200 KB of
 JSON, is ~36 KB in br).
@@ -116,6 +130,6 @@ feeds and single-item reads were added to it without changing anything that was 
 `.trim();
 
 export const API_KEY_DESCRIPTION =
-  'An API key of the workspace: `st_` + at least 32 base62 characters + a 6-character base62 ' +
-  'CRC32 checksum, e.g. `st_4fJx...Qz81aB`. Created in the customer application (Administration, ' +
-  'Tracking section) and shown only once.';
+  `An API key of the workspace: \`${KEY_PREFIX}\` + at least ${RANDOM_LENGTH} base62 characters + ` +
+  `a ${CHECKSUM_LENGTH}-character base62 CRC32 checksum, e.g. \`${KEY_PREFIX}4fJx...Qz81aB\`. ` +
+  'Created in the customer application (Administration, Tracking section) and shown only once.';

@@ -7,6 +7,7 @@ import { DOCS_PATH } from '../http/security-headers';
 import { CompaniesModule } from '../companies/companies.module';
 import { LeadsModule } from '../leads/leads.module';
 import { MeModule } from '../me/me.module';
+import { VisitsModule } from '../visits/visits.module';
 import { API_DESCRIPTION, API_KEY_DESCRIPTION } from './api-description';
 
 /** Where `npm run openapi` writes the document for integrators (committed). */
@@ -22,7 +23,10 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setTitle('Visitor read API')
     .setDescription(API_DESCRIPTION)
     .setVersion('1')
-    .addServer('/', 'The host that serves this document')
+    .addServer(
+      '/',
+      'The host that serves this document, in whichever environment (local, staging or production)',
+    )
     .addServer(
       '{base_url}',
       'A deployment of the service (the production host is not deployed yet)',
@@ -40,12 +44,18 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('workspace', 'Checking a key')
     .addTag('companies', 'Identified companies and their contacts')
     .addTag('leads', 'Qualified leads')
+    .addTag('visits', 'Visits and their page views: the evidence behind the intent score')
     .build();
+  // package.json's UNLICENSED: no licence is granted (DocumentBuilder's setLicense wants a URL).
+  config.info.license = { name: 'Proprietary' };
   // Only the public API's modules: whatever else the application serves (health probes) is not
   // part of the contract unless it is added here.
-  return SwaggerModule.createDocument(app, config, {
-    include: [MeModule, CompaniesModule, LeadsModule],
+  const document = SwaggerModule.createDocument(app, config, {
+    include: [MeModule, CompaniesModule, LeadsModule, VisitsModule],
   });
+  // Every server is the public API, for integrators (OWASP API9: each server states its audience).
+  document.servers = document.servers?.map((server) => ({ ...server, 'x-internal': false }));
+  return document;
 }
 
 /** The committed file's exact text, so that a test can compare it byte for byte. */

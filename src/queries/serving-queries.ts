@@ -10,9 +10,21 @@ import { COMPANY_SELECTABLE } from '../companies/company.fields';
 import { parseFields, type Selection } from '../items/field-selection';
 import { DATA_VERSION_STATEMENT } from '../items/item-sql';
 import { LEAD_CHANGE_STREAM_SQL, LEAD_CHANGES_SQL, LEAD_LIST, LEAD_SQL } from '../leads/leads.sql';
+import { VISIT_SELECTABLE } from '../visits/visit.fields';
+import { VISIT_STATEMENTS, visitChangeStatements } from '../visits/visits.sql';
+import { Environment } from '../config/environment';
 
 // The filters that the counts know (list-page-sql.ts); `domain` and `q` have statements of their own.
 const COUNTED_COMPANY_FILTERS = ['intentLevel', 'crmStatus', 'minIntentScore', 'country'];
+
+// The visit feed's statements with the default retention (the text holds it).
+const VISIT_CHANGES = visitChangeStatements(new Environment().VISIT_RETENTION_DAYS).whole;
+
+// A visit list as a CRM shows it: a few fields, and the pages' paths.
+const VISIT_SELECTION = parseFields(
+  VISIT_SELECTABLE,
+  'startedAt,landingPage,pages.path',
+) as Selection;
 
 // A selection (`fields`) as a sync asks it: a few fields, and the contacts by field.
 const SELECTION = parseFields(COMPANY_SELECTABLE, 'name,domain,contacts.email') as Selection;
@@ -192,6 +204,57 @@ export const SERVING_QUERIES: Record<string, ServingQuery[]> = {
         'GET /v1/leads/changes/stream: where the next $5 pages of $4 changes end, after ($2 txid, ' +
         "$3 id), from the feed's index.",
       sql: LEAD_CHANGE_STREAM_SQL.boundaries,
+    },
+  ],
+  visits: [
+    {
+      name: 'VISIT_STATEMENTS.list',
+      source: 'src/visits/visits.sql.ts',
+      what:
+        'GET /v1/visits, sized (items/body-budget.ts). $1 workspace, $2 retention (days), $3 since, ' +
+        "$4 until, $5 and $6 the cursor's startedAt and id, $7 limit, $8 company ids, $9 and $10 " +
+        "the page patterns' ranges (each null when not given), $11 the largest data returned.",
+      sql: VISIT_STATEMENTS.whole.list,
+    },
+    {
+      name: 'VISIT_STATEMENTS.companyList',
+      source: 'src/visits/visits.sql.ts',
+      what:
+        'GET /v1/companies/{id}/visits: the same, $8 the company alone, and whether the workspace ' +
+        'has it.',
+      sql: VISIT_STATEMENTS.whole.companyList,
+    },
+    {
+      name: 'VISIT_STATEMENTS.list, fields',
+      source: 'src/visits/visits.sql.ts',
+      what: 'GET /v1/visits?fields=startedAt,landingPage,pages.path: only those fields written.',
+      sql: VISIT_STATEMENTS.for(VISIT_SELECTION).list,
+    },
+    {
+      name: 'VISIT_STATEMENTS.item',
+      source: 'src/visits/visits.sql.ts',
+      what: 'GET /v1/visits/{id}, sized. $1 workspace, $2 retention (days), $3 id, $4 the largest body.',
+      sql: VISIT_STATEMENTS.whole.item,
+    },
+    {
+      name: 'VISIT_CHANGES_SQL',
+      source: 'src/visits/visits.sql.ts',
+      what:
+        "GET /v1/visits/changes, sized, as the other feeds' pages: each visit looked up in its " +
+        'month, the visits past the retention (395 days by default, in the text) left out.',
+      sql: sizedFeedSql(VISIT_CHANGES.changes),
+    },
+    {
+      name: 'VISIT_CHANGE_STREAM_SQL.range',
+      source: 'src/visits/visits.sql.ts',
+      what: 'GET /v1/visits/changes/stream, the pages read ahead, as the other streams.',
+      sql: sizedFeedSql(VISIT_CHANGES.stream.range, 8),
+    },
+    {
+      name: 'VISIT_CHANGE_STREAM_SQL.boundaries',
+      source: 'src/visits/visits.sql.ts',
+      what: 'GET /v1/visits/changes/stream: where the next pages end, from the feed index.',
+      sql: VISIT_CHANGES.stream.boundaries,
     },
   ],
 };

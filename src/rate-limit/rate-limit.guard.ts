@@ -1,8 +1,6 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
 import { ThrottlerGuard, type ThrottlerLimitDetail } from '@nestjs/throttler';
-import { THROTTLER_SKIP } from '@nestjs/throttler/dist/throttler.constants';
 import type { Request, Response } from 'express';
-import { perRoute } from '../common/per-route';
 import { setRateLimitHeaders } from '../http/rate-limit-headers';
 import { rateLimitKey } from './rate-limit-refund';
 
@@ -10,19 +8,12 @@ import { rateLimitKey } from './rate-limit-refund';
  * The per-key rate limit: @nestjs/throttler's guard, its storage and exception, counting the API
  * key (set by the key guard, which runs first) rather than the address, with one budget per key
  * across all routes, and this service's headers (setRateLimitHeaders: the contract's
- * X-RateLimit-* and the IETF draft's) rather than its own X-RateLimit-* alone.
+ * X-RateLimit-* and the IETF draft's) rather than its own X-RateLimit-* alone. What it counts is
+ * a key: a route without one (`@Public()`: the probes, the MCP endpoint's other methods) is
+ * outside the budget, so no route needs throttler's @SkipThrottle().
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
-  /** A route's @SkipThrottle(), read once per route. */
-  private readonly skipped = perRoute(
-    (handler, controller) =>
-      this.reflector.getAllAndOverride<boolean | undefined>(`${THROTTLER_SKIP}default`, [
-        handler,
-        controller,
-      ]) === true,
-  );
-
   /**
    * The stock guard's count for the module's one throttler (app.module.ts: a limit and a window,
    * numbers), where the stock canActivate reads six metadata and awaits three values per request
@@ -32,7 +23,7 @@ export class RateLimitGuard extends ThrottlerGuard {
     const request = context.switchToHttp().getRequest<Request>();
     // Routes without a key (the public ones, and the error paths) are limited by the key guard.
     const keyId = request.auth?.keyId;
-    if (keyId === undefined || this.skipped(context)) return true;
+    if (keyId === undefined) return true;
     const { limit, ttl, name = 'default' } = this.throttlers[0];
     if (typeof limit !== 'number' || typeof ttl !== 'number') {
       throw new Error('The rate limit is configured with numbers (app.module.ts)');

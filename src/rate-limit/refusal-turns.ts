@@ -10,9 +10,9 @@ const REFUSALS_PER_TURN = 8;
  * Why: a wave of 300 requests of one workspace arrives in one read of the sockets, and its 280
  * refusals, answered there and then, held the one event loop for 100 ms and more; the quiet
  * workspace's key check and page waited behind them. Measured with the noisy-neighbour workload
- * (docs/benchmarks.md, (n), smoke runs of 8 s): the quiet workspace's p99 during the burst was 160
- * to 184 ms with every refusal answered at once, 98 to 120 ms in turns of 8. A refused client
- * waits a few milliseconds more for its 429.
+ * (docs/benchmarks.md, "Fair share", smoke runs of 8 s): the quiet workspace's p99 during the burst
+ * was 160 to 184 ms with every refusal answered at once, 98 to 120 ms in turns of 8. A refused
+ * client waits a few milliseconds more for its 429.
  */
 export class RefusalTurns {
   private readonly waiting: Array<() => void> = [];

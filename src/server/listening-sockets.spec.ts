@@ -9,8 +9,15 @@ import {
 } from './listening-sockets';
 import { until } from '../../test/support/until';
 
-// Where sockets cannot share a port (Node before 22.12), the server listens on one, as before.
-const whereSharedPorts = bindsWithReusePort() ? it : it.skip;
+// Where sockets cannot share a port (Node before 22.12), the server listens on one, as before:
+// these tests are skipped there, and their names say why.
+function whereSharedPorts(name: string, fn: jest.ProvidesCallback, timeout?: number): void {
+  if (bindsWithReusePort()) it(name, fn, timeout);
+  else {
+    const reason = `SO_REUSEPORT needs Node 22.12 or 23.1, this is ${process.version}`;
+    it.skip(`${name} (skipped: ${reason})`, fn, timeout);
+  }
+}
 
 async function listening(): Promise<{ server: Server; port: number }> {
   const server = createServer((_request, response) => response.end('ok'));
@@ -57,7 +64,9 @@ describe('listening sockets', () => {
       };
       setImmediate(spin);
       const sockets = await Promise.all(Array.from({ length: burst }, () => connected(port)));
-      while (turnsToAcceptAll === undefined) await new Promise((resolve) => setImmediate(resolve));
+      await until('every connection of the burst accepted', () => turnsToAcceptAll !== undefined, {
+        everyMs: 1,
+      });
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
 

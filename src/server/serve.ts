@@ -1,8 +1,5 @@
-import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
 import { existsSync } from 'node:fs';
-import { AppModule } from '../app.module';
-import { APP_OPTIONS, createHttpAdapter } from '../app.setup';
+import { createApp } from '../app.setup';
 import { createStartLogger, type StartLogger } from '../logging/start-logger';
 import { exitOnSignalUntilServing } from './start-signals';
 import { startServer } from './start-server';
@@ -21,11 +18,7 @@ export async function serve(): Promise<void> {
     // Nest's own messages are JSON lines like the request log from the first one: through pino
     // while the application is created, then through the LoggingModule's logger (startServer).
     logger = createStartLogger();
-    const app = await NestFactory.create<NestExpressApplication>(AppModule, createHttpAdapter(), {
-      ...APP_OPTIONS,
-      logger,
-    });
-    await startServer(app);
+    await startServer(await createApp({ logger }));
   } catch (error) {
     (logger ?? createStartLogger()).failed(error);
     process.exit(1);

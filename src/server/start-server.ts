@@ -28,6 +28,6 @@ export async function startServer(
   // Not enableShutdownHooks(): see graceful-shutdown.ts for the order it gets wrong. Once
   // listening, in the same turn of the event loop (no request can come in between): until then a
   // signal exits at once (start-signals.ts), as nothing is served; a drain begun before the server
-  // listened went on to listen after closing the application, and ran until the hard limit.
+  // listens would go on to listen after closing the application, and run until the hard limit.
   enableGracefulShutdown(app, shutdown);
 }

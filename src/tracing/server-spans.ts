@@ -49,7 +49,7 @@ function requestAttributes(request: IncomingMessage, url: string): Attributes {
  * instrumentation alone added 186 µs of CPU to a `/v1/me` on Node 24 (the target is 40), mostly
  * for what the service does not record (a dozen attributes parsed from the headers, the request's
  * and response's event emitters bound to the context so that every listener added afterwards is
- * wrapped: docs/benchmarks.md, "Tracing's cost on Node 24 with the shipped flags"). Here: one span,
+ * wrapped: docs/benchmarks.md, "Tracing"). Here: one span,
  * the context entered once, the attributes that docs/operations.md names; tracing then added 74 µs
  * to a `/v1/me`, spans of its statements included (25 to 31 µs once those were the service's own
  * too: src/database/statement-spans.ts).

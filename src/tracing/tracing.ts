@@ -41,8 +41,7 @@ function checkProtocol(environment: NodeJS.ProcessEnv = process.env): void {
  * loads whether they export or not) cost 0.78 of workload (a)'s throughput on Node 24 with the
  * shipped flags, 215 µs of CPU per `/v1/me` and 19 MB of resident memory; the trace SDK with the
  * pg instrumentation 0.89, 74 µs and 4 MB, in the same run; with the server's own statement spans
- * instead, 0.95 and 0.96 of (a), 31 and 25 µs per `/v1/me` (docs/benchmarks.md, "Tracing's cost
- * on Node 24 with the shipped flags").
+ * instead, 0.95 and 0.96 of (a), 31 and 25 µs per `/v1/me` (docs/benchmarks.md, "Tracing").
  *
  * Called before the modules it instruments are loaded (the entry points import the rest after
  * it): the worker's instrumentations patch them as they load.
@@ -97,8 +96,8 @@ async function instrumentWorker(tracerProvider: NodeTracerProvider): Promise<voi
       new HttpInstrumentation({ disableIncomingRequestInstrumentation: true }),
       // Statements inside a delivery only: the polling and pg-boss's maintenance would each be a
       // trace of their own, every fraction of a second. And no span for taking a connection from
-      // the pool or opening one (they were 2 of a request's 7 spans in steady state,
-      // docs/benchmarks.md, "Tracing, the first measurement").
+      // the pool or opening one: they would be 2 of a request's 7 spans in steady state
+      // (docs/benchmarks.md, "Tracing").
       new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
     ],
   });

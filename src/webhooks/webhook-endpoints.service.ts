@@ -5,7 +5,7 @@ import { Environment, requireWebhookSecretKey } from '../config/environment';
 import { Database } from '../database/database';
 import { newSigningSecret } from './signing-secret';
 import { sealSecret } from './secret-box';
-import { EVENT_TYPES, type EventType } from './webhook-events';
+import { EVENT_TYPES, type EventType, PAGE_FILTERED_TYPES } from './webhook-events';
 import { urlProblem } from './webhook-url';
 import {
   createEndpoint,
@@ -44,21 +44,31 @@ export class WebhookEndpointsService {
     return this.database.pool;
   }
 
+  /**
+   * `pages`: page patterns (items/page-patterns.ts, parsed) that the visit events' visits must
+   * match; the other types are not filtered, so an endpoint with pages takes a visit type at least.
+   */
   async create(
     workspaceId: string,
     url: string,
     eventTypes: EventType[],
+    pages: string[] | null = null,
   ): Promise<CreatedEndpoint> {
     const key = requireWebhookSecretKey(this.environment);
     const problem = urlProblem(url, this.environment.WEBHOOK_ALLOW_HTTP);
     if (problem) throw new BadRequestException(`--url: ${problem}`);
+    if (pages !== null && !eventTypes.some((type) => PAGE_FILTERED_TYPES.includes(type))) {
+      throw new BadRequestException(
+        `--pages filters the visit events only: give --events with ${PAGE_FILTERED_TYPES.join(' or ')}`,
+      );
+    }
     if (!(await workspaceExists(this.sql, workspaceId))) {
       throw new NotFoundException(`workspace ${workspaceId} does not exist`);
     }
     const id = `whe_${randomBytes(12).toString('hex')}`;
     const secret = newSigningSecret();
     const sealed = sealSecret(key, id, secret);
-    const endpoint = { id, workspaceId, url, eventTypes };
+    const endpoint = { id, workspaceId, url, eventTypes, pages };
     const created = await createEndpoint(this.sql, endpoint, sealed, new Date(this.clock.now()));
     return { ...created, secret };
   }

@@ -4,9 +4,9 @@ export const BATCH_WINDOW_MS = 10;
 /**
  * Gathers items that arrive within BATCH_WINDOW_MS of each other (or up to `maxItems`) and writes
  * them with one call; each `add` resolves, or rejects, with the write of its batch. The delivered
- * attempts of many endpoints are recorded in one statement this way (a statement per event
- * delivers 61 events/s on a loaded machine, docs/benchmarks.md (w)), yet an attempt never waits
- * for a slower one to end, as it would if a batch of jobs were recorded with its slowest attempt.
+ * attempts of many endpoints are recorded in one statement this way (a statement per event delivers
+ * 61 events/s on a loaded machine, docs/benchmarks.md, "Webhooks"), yet an attempt never waits for
+ * a slower one to end, as it would if a batch of jobs were recorded with its slowest attempt.
  */
 export class Batcher<T> {
   private items: T[] = [];

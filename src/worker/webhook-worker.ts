@@ -3,6 +3,7 @@ import PgBoss from 'pg-boss';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { Clock } from '../common/clock';
+import { Environment } from '../config/environment';
 import { DEFAULT_TIMEOUT_MS } from './delivery/send-webhook';
 import { DeliverySlots, SLOW_ATTEMPT_MS } from './delivery-slots';
 import { type DeliveryOptions, type FetchedJob, WebhookDelivery } from './webhook-delivery';
@@ -37,15 +38,18 @@ export interface WebhookWorkerOptions {
   perEndpoint?: number;
   /** Jobs fetched at a time. */
   batchSize?: number;
+  /** VISIT_RETENTION_DAYS: a visit event is never made for a visit past it. Default its default. */
+  visitRetentionDays?: number;
   /** Each attempt once recorded (the metrics: worker-metrics.ts). */
   onRecorded?: DeliveryOptions['onRecorded'];
 }
 
-// Up to 200 jobs held per worker (docs/benchmarks.md, (w)), and at most 50 attempts in flight for
-// one endpoint (a quarter): an endpoint that hangs holds 50 for up to an attempt's timeout, and the
-// other 150 go on. Measured with one endpoint taking 600 events a second beside workload (a): with
-// 20 per endpoint, commit to delivery p50 861 ms, p99 1,399 ms, a backlog drained at 1,186/s; with
-// 50, 305 ms, 723 ms and 1,912/s, as fast as with no share per endpoint at all.
+// Up to 200 jobs held per worker (docs/benchmarks.md, "Webhooks"), and at most 50 attempts in
+// flight for one endpoint (a quarter): an endpoint that hangs holds 50 for up to an attempt's
+// timeout, and the other 150 go on. Measured with one endpoint taking 600 events a second beside
+// workload (a): with 20 per endpoint, commit to delivery p50 861 ms, p99 1,399 ms, a backlog
+// drained at 1,186/s; with 50, 305 ms, 723 ms and 1,912/s, as fast as with no share per endpoint at
+// all.
 const DEFAULT_DISPATCH_INTERVAL_MS = 200;
 const DEFAULT_CAPACITY = 200;
 const DEFAULT_PER_ENDPOINT = 50;
@@ -140,7 +144,13 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
       onRefused: (endpointId, url, reason) => this.warnRefused(endpointId, url, reason),
       onRecorded: options.onRecorded,
     });
-    this.dispatcher = new WebhookDispatcher(this.pool, this.boss, clock, this.delivery.leaseMs);
+    this.dispatcher = new WebhookDispatcher(
+      this.pool,
+      this.boss,
+      clock,
+      this.delivery.leaseMs,
+      options.visitRetentionDays ?? new Environment().VISIT_RETENTION_DAYS,
+    );
   }
 
   /**

@@ -9,7 +9,7 @@ import type { RecordedOutcome } from './webhook-delivery';
 
 /*
  * Seconds from an event's dispatch to its delivery: about 0.3 s at the median when the
- * receiver answers (docs/benchmarks.md, (w)), minutes to hours for the retries of a failing
+ * receiver answers (docs/benchmarks.md, "Webhooks"), minutes to hours for the retries of a failing
  * receiver (the schedule's waits run from 1 minute to 12 hours): up to 6 hours and a day.
  */
 export const DELIVERY_LAG_BUCKETS = [

@@ -59,6 +59,7 @@ export function workerLogger(level: LevelWithSilent): Logger {
           allowPrivateNetworks: environment.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
           allowHttp: environment.WEBHOOK_ALLOW_HTTP,
           timeoutMs: environment.WEBHOOK_TIMEOUT_MS,
+          visitRetentionDays: environment.VISIT_RETENTION_DAYS,
           logger,
           onRecorded: metrics ? (outcome, lag) => metrics.recorded(outcome, lag) : undefined,
         }),

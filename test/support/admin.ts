@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { runAdmin } from '../../src/cli/run-admin';
 import type { TestApp } from './app';
 
@@ -11,8 +12,20 @@ export interface AdminRun {
  * Runs one admin command in-process, as `npm run admin` would, with `env` laid over the
  * environment (undefined removes a variable); the environment is restored afterwards.
  */
-export async function runAdminCommand(
+export function runAdminCommand(
   env: Record<string, string | undefined>,
+  ...argv: string[]
+): Promise<AdminRun> {
+  return runAdminCommandWithInput(env, undefined, ...argv);
+}
+
+/**
+ * runAdminCommand with `input` as the command's standard input (`--file -`): bytes, in chunks
+ * that end mid-line, as a pipe delivers them.
+ */
+export async function runAdminCommandWithInput(
+  env: Record<string, string | undefined>,
+  input: string | Buffer | undefined,
   ...argv: string[]
 ): Promise<AdminRun> {
   const saved = { ...process.env };
@@ -26,11 +39,22 @@ export async function runAdminCommand(
     const status = await runAdmin(argv, {
       stdout: (text) => (stdout += text),
       stderr: (text) => (stderr += text),
+      ...(input === undefined ? {} : { stdin: () => Readable.from(chunks(Buffer.from(input))) }),
     });
     return { status, stdout, stderr };
   } finally {
     process.env = saved;
   }
+}
+
+const STDIN_CHUNK_BYTES = 100;
+
+function chunks(bytes: Buffer): Buffer[] {
+  const parts: Buffer[] = [];
+  for (let at = 0; at < bytes.length; at += STDIN_CHUNK_BYTES) {
+    parts.push(bytes.subarray(at, at + STDIN_CHUNK_BYTES));
+  }
+  return parts;
 }
 
 /**

@@ -6,8 +6,10 @@ import type {
   Company,
   Contact,
   Lead,
+  PageView,
   Prisma,
   PrismaClient,
+  Visit,
   Workspace,
 } from '../../src/generated/prisma/client';
 
@@ -277,4 +279,74 @@ export function leadRecord(of: CompanyDto, overrides: Partial<LeadDto> = {}): Le
     createdAt: '2026-02-15T10:00:00.000Z',
     ...overrides,
   };
+}
+
+/** A page of a visit to seed: what a test does not state has a default (createVisit). */
+export type PageViewSeed = Partial<
+  Pick<PageView, 'hostname' | 'path' | 'title' | 'viewedAt' | 'secondsOnPage'>
+>;
+
+/** A visit to seed: its own columns (the derived ones follow its pages) and its pages. */
+export type VisitSeed = Partial<
+  Omit<Visit, 'workspaceId' | 'companyId' | 'durationSeconds' | 'pageViewCount' | 'landingPage'>
+> & { pages?: PageViewSeed[] };
+
+/** The instant `days` days before now, to the millisecond: the visits' retention counts from now. */
+export function daysAgo(days: number): Date {
+  return new Date(Date.now() - days * 24 * 60 * 60 * 1000);
+}
+
+/**
+ * A visit of the company with its pages, written as the import writes them (visit-import.service.ts):
+ * the visit's month made first, its page count and landing page derived from its pages, each page
+ * in the visit's month with its place and company. Its start defaults to an hour ago (the reads
+ * keep the visits within the retention, counted from now, so no fixed date stays readable); its
+ * pages to one `/` page, each a minute after the one before, and its end to half a minute after
+ * the last page. Returns the visit's row and its pages' rows.
+ */
+export async function createVisit(
+  db: PrismaClient,
+  company: Pick<Company, 'id' | 'workspaceId'>,
+  { pages: pageSeeds = [{}], ...overrides }: VisitSeed = {},
+): Promise<{ visit: Visit; pages: PageView[] }> {
+  const n = next();
+  const startedAt = overrides.startedAt ?? daysAgo(1 / 24);
+  const pages = pageSeeds.map((page, position) => ({
+    workspaceId: company.workspaceId,
+    visitId: overrides.id ?? `vi_${n}`,
+    visitStartedAt: startedAt,
+    position,
+    companyId: company.id,
+    hostname: 'www.example.com',
+    path: '/',
+    title: null,
+    viewedAt: new Date(startedAt.getTime() + position * 60_000),
+    secondsOnPage: position === pageSeeds.length - 1 ? null : 60,
+    ...page,
+  }));
+  const lastViewed = Math.max(...pages.map((page) => page.viewedAt.getTime()));
+  const data = {
+    id: `vi_${n}`,
+    workspaceId: company.workspaceId,
+    companyId: company.id,
+    startedAt,
+    endedAt: new Date(lastViewed + 30_000),
+    pageViewCount: pages.length,
+    landingPage: pages[0].path,
+    referrer: null,
+    source: null,
+    medium: null,
+    campaign: null,
+    term: null,
+    content: null,
+    deviceType: 'desktop' as const,
+    country: null,
+    ...overrides,
+  };
+  await db.$queryRaw`SELECT visit_partitions_make(${startedAt}::timestamptz, ${startedAt}::timestamptz)`;
+  const [visit] = await db.$transaction([
+    db.visit.create({ data }),
+    db.pageView.createMany({ data: pages }),
+  ]);
+  return { visit, pages };
 }

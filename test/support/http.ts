@@ -6,6 +6,19 @@ import { createApiKey, createWorkspace } from './factories';
 /** Every date-time of a response: ISO 8601 in UTC, with milliseconds and `Z`. */
 export const ISO_UTC_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
+/**
+ * Percent-encodes every byte of the UTF-8 text but unreserved characters (which browsers do not):
+ * one of the ways the generated tests write a query's values.
+ */
+export const encodeAll = (text: string) =>
+  [...Buffer.from(text, 'utf8')]
+    .map((byte) =>
+      /[A-Za-z0-9\-._~]/.test(String.fromCharCode(byte))
+        ? String.fromCharCode(byte)
+        : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`,
+    )
+    .join('');
+
 /** A workspace of its own and a fresh key: no other test's rows, a full rate-limit budget. */
 export async function createTenant(
   db: PrismaClient,

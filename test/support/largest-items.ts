@@ -33,6 +33,7 @@ function columnValues(fields: Record<string, Field>): Record<string, string> {
         case 'score':
           return [[field.column, '1.2345678901234567e-300']];
         case 'count':
+        case 'nullableCount':
           return [[field.column, '2147483647']];
         case 'dateTime':
           return [[field.column, "'9999-12-31T23:59:59.999Z'"]];

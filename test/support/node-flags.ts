@@ -3,8 +3,8 @@ import { join } from 'node:path';
 
 /**
  * The node flags a process ships with: package.json's `config.serverNodeFlags` or
- * `config.workerNodeFlags`, which the npm scripts and the image use (test/node-flags.spec.ts), so
- * that the tests and the benchmark start the built processes as production does.
+ * `config.workerNodeFlags`, which the npm scripts and the image use (test/repo/node-flags.spec.ts),
+ * so that the tests and the benchmark start the built processes as production does.
  */
 export function shippedNodeFlags(
   process: 'server' | 'worker',

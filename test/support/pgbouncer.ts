@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { findFreePort } from '../../src/dev/free-port';
 import { unprivilegedUser } from './postgres-cluster';
 import { PROGRAMS } from './programs';
+import { until } from './until';
 
 const run = promisify(execFile);
 
@@ -55,9 +56,7 @@ export async function startPgBouncer(server: string): Promise<PgBouncer> {
     stop: async () => {
       const pid = Number(readFileSync(join(root, 'pid'), 'utf8'));
       process.kill(pid, 'SIGTERM');
-      for (let attempt = 0; attempt < 100 && isRunning(pid); attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await until(`PgBouncer (pid ${pid}) to exit`, () => !isRunning(pid), { everyMs: 20 });
       rmSync(root, { recursive: true, force: true });
     },
   };

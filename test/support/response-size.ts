@@ -4,7 +4,8 @@ import type { Field } from '../../src/items/fields';
  * The largest response each endpoint can give, in bytes of UTF-8, derived from the field maps:
  * every text field at its maximum length, in the characters that take the most room once written
  * as JSON, every number and date at its longest, and a company with its maximum of contacts.
- * docs/api.md ("Sizes") states these numbers; test/response-size.spec.ts checks that it still does.
+ * docs/api.md ("Sizes") states these numbers; test/repo/response-size.spec.ts checks that it still
+ * does.
  *
  * PostgreSQL writes the JSON (row_to_json), which escapes the control characters U+0001 to U+001F
  * other than \b \t \n \f \r as `\u00XX`: 6 bytes for one character, more than the 4 bytes of the
@@ -41,6 +42,8 @@ function maxValueBytes(field: Field): number {
       return MAX_SCORE_LENGTH;
     case 'count':
       return MAX_COUNT_LENGTH;
+    case 'nullableCount':
+      return Math.max(NULL_LENGTH, MAX_COUNT_LENGTH);
     case 'dateTime':
       return MAX_DATE_TIME_LENGTH;
     case 'enum':
@@ -119,6 +122,27 @@ export function maxChangePageBytes(
       nextCursor: 2 + maxCursorLength(idMaxLength),
       hasMore: 'false'.length,
     },
+  );
+}
+
+/**
+ * A visit list's page (`{"data","nextCursor","hasMore"}`) of at most `limit` visits, whose data
+ * stops once its visits reach `maxDataBytes` (visits.sql.ts); its cursor is base64url of the last
+ * visit's `startedAt` (24 characters), a space and its id (at most 4 bytes a character), a dot and
+ * 16 bytes of MAC (items/signed-cursors.ts).
+ */
+export function maxVisitPageBytes(
+  limit: number,
+  visitBytes: number,
+  idMaxLength: number,
+  maxDataBytes: number,
+): number {
+  const base64url = (bytes: number) => Math.ceil((bytes * 4) / 3);
+  const cursor = base64url(24 + 1 + 4 * idMaxLength) + 1 + base64url(16);
+  const visits = Math.min(limit * visitBytes, maxDataBytes - 1 + visitBytes);
+  return maxObjectBytes(
+    {},
+    { data: 2 + visits + (limit - 1), nextCursor: 2 + cursor, hasMore: 'false'.length },
   );
 }
 

@@ -40,6 +40,15 @@
  * A CRM maps a few of the fields, not all of them: `fields` asks the feeds for those alone (and the
  * ids), which the service then neither builds nor sends. Run from the command line, the job asks
  * for CRM_FIELDS below; `runSync` without `fields` copies every field.
+ *
+ * The evidence behind a score, for the accounts a rep calls (`recentVisits`; on from the command
+ * line): once the companies are copied, every company of the copy whose `intentLevel` is `hot`
+ * gets its visits of the last `days` (14 by default, the score's decay window) in visits.json
+ * (company id -> its visits, newest first, with CRM_VISIT_FIELDS), read by GET /v1/visits with up
+ * to 100 `companyId`s a request; a company no longer hot, or gone, leaves the file. They are read
+ * again at each run, not followed by a feed: a window of recent visits of a few companies is a few
+ * requests, and a copy of every visit is the visits' feed's job (client.visitChanges). The key
+ * needs `visits:read`.
  */
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -52,6 +61,8 @@ import {
   type ItemDeletion,
   type LeadField,
   type LeadUpsert,
+  type SelectedVisit,
+  type VisitField,
 } from '../src/index.js';
 
 /** What a CRM's account, contact and lead records map: the fields this job asks for. */
@@ -71,6 +82,23 @@ export const CRM_FIELDS = {
   ],
   leads: ['companyId', 'contactName', 'contactEmail', 'intentScore', 'status', 'recommendedAction'],
 } as const satisfies SyncFields;
+
+/** What the CRM's activity timeline shows of each recent visit of a hot account. */
+export const CRM_VISIT_FIELDS = [
+  'companyId',
+  'startedAt',
+  'durationSeconds',
+  'landingPage',
+  'source',
+  'campaign',
+  'pages.path',
+  'pages.title',
+] as const satisfies readonly VisitField[];
+
+type CrmVisit = SelectedVisit<(typeof CRM_VISIT_FIELDS)[number]>;
+
+/** The most `companyId`s GET /v1/visits takes in one request. */
+const COMPANIES_PER_REQUEST = 100;
 
 type FeedName = 'companies' | 'leads';
 
@@ -94,6 +122,8 @@ export interface FeedResult {
 export interface SyncResult {
   companies: FeedResult;
   leads: FeedResult;
+  /** With `recentVisits`: the hot companies whose visits were read, and their visits. */
+  recentVisits?: { companies: number; visits: number };
 }
 
 export interface SyncOptions {
@@ -114,6 +144,12 @@ export interface SyncOptions {
    * run: a change of fields needs a fresh copy (a new state file), or the copy mixes both.
    */
   fields?: SyncFields;
+  /**
+   * Also keep the visits of the last `days` (1..395, default 14) of each hot company of the copy,
+   * in visits.json (see the header); absent: no visits are read. With `fields`, the companies'
+   * must include `intentLevel`.
+   */
+  recentVisits?: { days?: number };
 }
 
 /** The fields a sync copies, per feed (absent: every field). */
@@ -150,10 +186,51 @@ export async function runSync(options: SyncOptions): Promise<SyncResult> {
         : client.leadChanges({ cursor, limit, maxWaits, fields: fields.leads }),
     item: (upsert) => upsert.lead,
   };
-  return {
+  // Refused before anything is read: a bad option does not end a run halfway.
+  const days = options.recentVisits?.days ?? 14;
+  if (options.recentVisits && fields.companies && !fields.companies.includes('intentLevel')) {
+    throw new Error("recentVisits needs 'intentLevel' among the companies' fields");
+  }
+  if (!Number.isInteger(days) || days < 1 || days > 395) {
+    throw new Error(`recentVisits.days must be an integer from 1 to 395, not ${days}`);
+  }
+  const result: SyncResult = {
     companies: await syncFeed(companies, state, options),
     leads: await syncFeed(leads, state, options),
   };
+  if (options.recentVisits) {
+    result.recentVisits = await syncRecentVisits(client, options.storeDir, days);
+  }
+  return result;
+}
+
+/**
+ * Replaces visits.json with the visits since `days` ago of each hot company of the copy just
+ * written, newest first (an empty list for a hot company without any).
+ */
+async function syncRecentVisits(
+  client: Client,
+  storeDir: string,
+  days: number,
+): Promise<{ companies: number; visits: number }> {
+  const copy =
+    (await readJsonFile<Record<string, { intentLevel?: string }>>(
+      join(storeDir, 'companies.json'),
+    )) ?? {};
+  const hot = Object.keys(copy).filter((id) => copy[id]?.intentLevel === 'hot');
+  const since = new Date(Date.now() - days * 24 * 60 * 60 * 1000);
+  const visits = new Map<string, CrmVisit[]>(hot.map((id) => [id, []]));
+  let count = 0;
+  for (let start = 0; start < hot.length; start += COMPANIES_PER_REQUEST) {
+    const companyId = hot.slice(start, start + COMPANIES_PER_REQUEST);
+    for await (const visit of client.visits({ companyId, since, fields: CRM_VISIT_FIELDS })) {
+      visits.get(visit.companyId)?.push(visit);
+      count++;
+    }
+  }
+  // Written whole, as the copies are: a company no longer hot, or deleted, is no longer in it.
+  await writeJsonFile(join(storeDir, 'visits.json'), Object.fromEntries(visits));
+  return { companies: hot.length, visits: count };
 }
 
 async function syncFeed<U extends { op: 'upsert'; id: string }, T>(
@@ -275,6 +352,7 @@ async function main(): Promise<void> {
     stateFile: process.env.SYNC_STATE_FILE ?? 'sync-state.json',
     storeDir: process.env.SYNC_STORE_DIR ?? 'crm',
     fields: CRM_FIELDS,
+    recentVisits: {},
   });
   console.log(JSON.stringify(result));
 }

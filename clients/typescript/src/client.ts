@@ -16,9 +16,17 @@ import type {
   LeadField,
   LeadPage,
   CompanyListParams,
+  CompanyVisitListParams,
+  CursorPage,
   LeadListParams,
   SelectedCompany,
   SelectedLead,
+  SelectedVisit,
+  VisitChange,
+  VisitChangePage,
+  VisitField,
+  VisitListParams,
+  VisitPage,
   Workspace,
 } from './types.js';
 
@@ -123,8 +131,9 @@ export class Client {
   /**
    * One page of companies, `intentScore` descending; `since` keeps `lastSeen >= since`; the
    * filters (`intentLevel: ['hot']`, `crmStatus`, `minIntentScore`, `country`) and the lookups
-   * (`domain: ['acme.com']`, `q: 'acme'`, a text in the name or domain) combine with AND.
-   * `fields: ['name', 'contacts.email']`: each company with only those fields and its id, the
+   * (`domain: ['acme.com']`, `q: 'acme'`, a text in the name or domain) combine with AND;
+   * `visitedPage: ['/pricing']` keeps those that viewed a matching page since `visitedSince`
+   * (default: 30 days ago; needs `visits:read`). `fields: ['name', 'contacts.email']`: each company with only those fields and its id, the
    * returned type narrowed to them.
    */
   listCompanies<F extends CompanyField = never>(
@@ -162,6 +171,40 @@ export class Client {
   }
 
   /**
+   * One page of visits, newest first (`startedAt` descending), each with its page views: `since`
+   * and `until` bound `startedAt`, `page: ['/pricing', '/docs/*']` keeps the visits that viewed a
+   * matching page, `companyId` the visits of those companies. The next page: `cursor:
+   * page.nextCursor` with the same filters, while `page.hasMore` (a page may hold fewer than
+   * `limit` when its visits are large). `fields: ['startedAt', 'pages.path']`: those fields and
+   * the id, the type narrowed to them. See `visits()` for every page.
+   */
+  listVisits<F extends VisitField = never>(params: VisitListParams<F> = {}): Promise<VisitPage<F>> {
+    return this.get<VisitPage<F>>('/v1/visits', params);
+  }
+
+  /**
+   * One page of a company's visits, as `listVisits()`; a `NotFoundError` (404) when the key's
+   * workspace has no company with this id. See `companyVisits()` for every page.
+   */
+  async listCompanyVisits<F extends VisitField = never>(
+    companyId: string,
+    params: CompanyVisitListParams<F> = {},
+  ): Promise<VisitPage<F>> {
+    return this.get<VisitPage<F>>(`/v1/companies/${pathSegment(companyId)}/visits`, params);
+  }
+
+  /**
+   * One visit of the key's workspace with its page views; a `NotFoundError` (404) when it has
+   * none with this id within the retention. `fields`: only those fields and its id.
+   */
+  async getVisit<F extends VisitField = never>(
+    id: string,
+    params: FieldsParam<F> = {},
+  ): Promise<SelectedVisit<F>> {
+    return this.get<SelectedVisit<F>>(`/v1/visits/${pathSegment(id)}`, params);
+  }
+
+  /**
    * One page of the company change feed after `cursor` (none: from the start), as the API sends
    * it. A `CursorExpiredError` (410) when the cursor is too old. See `companyChanges()`.
    */
@@ -176,6 +219,13 @@ export class Client {
     params: ChangesParams<F> = {},
   ): Promise<LeadChangePage<F>> {
     return this.get<LeadChangePage<F>>('/v1/leads/changes', params);
+  }
+
+  /** One page of the visit change feed after `cursor`, as the API sends it. See `visitChanges()`. */
+  listVisitChanges<F extends VisitField = never>(
+    params: ChangesParams<F> = {},
+  ): Promise<VisitChangePage<F>> {
+    return this.get<VisitChangePage<F>>('/v1/visits/changes', params);
   }
 
   /**
@@ -208,6 +258,20 @@ export class Client {
   }
 
   /**
+   * The visit change feed, page after page: as `companyChanges()`, from the start every visit
+   * within the retention as an upsert, pages included. A visit that leaves by the retention gets
+   * no delete: drop from the copy the visits that started before the retention.
+   */
+  visitChanges<F extends VisitField = never>(
+    options: ChangeFeedOptions<F> = {},
+  ): AsyncGenerator<VisitChangePage<F>, void> {
+    return this.follow(
+      (params) => this.listVisitChanges({ ...params, fields: options.fields }),
+      options,
+    );
+  }
+
+  /**
    * The company change feed from `cursor` (none: from the start) through its NDJSON stream
    * (`GET /v1/companies/changes/stream`): a whole workspace in one request, or a few. Yields one
    * batch per checkpoint of the stream, shaped as a page (`data`, `nextCursor`, `hasMore`): apply
@@ -234,6 +298,13 @@ export class Client {
     return this.stream<LeadChange<F>>('/v1/leads/changes/stream', options);
   }
 
+  /** The visit change feed through its stream: as `companyChangeStream()`. */
+  visitChangeStream<F extends VisitField = never>(
+    options: ChangeStreamOptions<F> = {},
+  ): AsyncGenerator<ChangePage<VisitChange<F>>, void> {
+    return this.stream<VisitChange<F>>('/v1/visits/changes/stream', options);
+  }
+
   /**
    * Every company (seen at or after `since`, passing the filters), page after page of 200; with
    * `fields`, each with only those.
@@ -251,6 +322,27 @@ export class Client {
     return this.everything((params) => this.listLeads<F>({ ...params, ...options }));
   }
 
+  /**
+   * Every visit (passing the filters), newest first, page after page of 200 by cursor; with
+   * `fields`, each with only those. Visits that arrive meanwhile sort before the first page: none
+   * is repeated or skipped.
+   */
+  visits<F extends VisitField = never>(
+    options: Omit<VisitListParams<F>, 'limit' | 'cursor'> = {},
+  ): AsyncGenerator<SelectedVisit<F>, void, undefined> {
+    return this.byCursor((params) => this.listVisits<F>({ ...params, ...options }));
+  }
+
+  /** Every visit of one company, newest first, by cursor: as `visits()`. */
+  companyVisits<F extends VisitField = never>(
+    companyId: string,
+    options: Omit<CompanyVisitListParams<F>, 'limit' | 'cursor'> = {},
+  ): AsyncGenerator<SelectedVisit<F>, void, undefined> {
+    return this.byCursor((params) =>
+      this.listCompanyVisits<F>(companyId, { ...params, ...options }),
+    );
+  }
+
   private async *everything<T>(
     list: (page: { limit: number; offset: number }) => Promise<{ total: number; data: T[] }>,
   ): AsyncGenerator<T, void, undefined> {
@@ -259,6 +351,19 @@ export class Client {
       yield* page.data;
       // A short page is the last; `total` saves the empty request after a last page that is full.
       if (page.data.length < PAGE_SIZE || offset + PAGE_SIZE >= page.total) return;
+    }
+  }
+
+  private async *byCursor<T>(
+    list: (page: { limit: number; cursor?: string }) => Promise<CursorPage<T>>,
+  ): AsyncGenerator<T, void, undefined> {
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await list({ limit: PAGE_SIZE, cursor });
+      yield* page.data;
+      // Not a short page: a page of large visits holds fewer than `limit`, and more may follow.
+      if (!page.hasMore || page.nextCursor === null) return;
+      cursor = page.nextCursor;
     }
   }
 

@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * List the identified companies, hottest first
-         * @description The companies identified on the workspace's website, with their contacts, sorted by `intentScore` descending (ties by `id`). `since` keeps the companies whose `lastSeen` is at or after it.
+         * @description The companies identified on the workspace's website, with their contacts, sorted by `intentScore` descending (ties by `id`). `since` keeps the companies whose `lastSeen` is at or after it; `visitedPage` those that viewed a page (`visitedSince`, by default the last 30 days), which needs the `visits:read` scope too.
          */
         get: operations["listCompanies"];
         put?: never;
@@ -184,6 +184,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/visits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the visits, newest first
+         * @description The visits of the workspace's identified companies to its website, each with its page views. Newest first: `startedAt` descending, ties by `id` descending (byte order). Paged by cursor: follow `nextCursor` while `hasMore` is true, sending the same filters; new visits sort before the first page, so paging a window while visits arrive repeats and skips none. Only visits within the retention are listed.
+         */
+        get: operations["listVisits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/visits/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow every change to the visits, deletions included
+         * @description The change feed of the workspace's visits, for keeping a copy in sync without losing anything. Start without `cursor`: every visit within the retention comes as an upsert. Follow `nextCursor` while `hasMore` is true, upsert by `id`, remove on `delete`; store the cursor after applying a page, and poll with it later. Each visit appears once, at its latest change, pages included; a visit written again identical is not a change, and a deleted company's visits each come as a delete. A visit that leaves by the retention gets no delete: a copy drops its visits that started before the retention itself. Nothing is skipped whatever the order in which concurrent writers commit.
+         */
+        get: operations["visitChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/visits/changes/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The whole visit change feed in one request, as it is read
+         * @description The whole change feed in one response, as newline-delimited JSON: every change the pages would return, in the same order, one per line (exactly the objects of the pages' `data`), a checkpoint line `{"cursor": ...}` after each batch (at most 1,000 changes apart), and a last line `{"cursor": ..., "hasMore": ...}` once it ends normally: caught up (`false`), or at its time bound (5 minutes by default) or the instance shutting down (`true`: continue at once with its cursor). A stream without that last line was cut: resume from the last checkpoint whose changes you applied. Without `cursor` it starts at the beginning, every live item as an upsert; with one (a page's `nextCursor` or a stream's), after it. One request against the rate limit and one of the in-flight places while it runs; at most 2 streams of a workspace at once per instance. Compressed (br, gzip) as `Accept-Encoding` allows, flushed as it goes.
+         */
+        get: operations["visitChangeStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/visits/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one visit
+         * @description The visit with this id, the same object as in the lists. Takes `fields` alone: any other query parameter is a 400.
+         */
+        get: operations["getVisit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/companies/{id}/visits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a company's visits, newest first
+         * @description The visits of one company of the workspace, each with its page views. Newest first: `startedAt` descending, ties by `id` descending (byte order). Paged by cursor: follow `nextCursor` while `hasMore` is true, sending the same filters; new visits sort before the first page, so paging a window while visits arrive repeats and skips none. Only visits within the retention are listed.
+         */
+        get: operations["listCompanyVisits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -209,6 +309,7 @@ export interface components {
         };
         ErrorEnvelopeDto: {
             /**
+             * Format: int32
              * @description The HTTP status code, repeated in the body.
              * @example 400
              */
@@ -328,6 +429,7 @@ export interface components {
             /** @description CRM status of the company; the API never changes it. */
             crmStatus: components["schemas"]["CrmStatus"];
             /**
+             * Format: int32
              * @description Number of visits.
              * @example 12
              */
@@ -423,6 +525,7 @@ export interface components {
             /** @description CRM status of the company; the API never changes it. */
             crmStatus?: components["schemas"]["CrmStatus"];
             /**
+             * Format: int32
              * @description Number of visits.
              * @example 12
              */
@@ -444,13 +547,20 @@ export interface components {
         };
         CompanyPageDto: {
             /**
+             * Format: int64
              * @description Items matching the filters (`since` and the list filters), across all pages.
              * @example 1
              */
             total: number;
-            /** @description The page size applied. */
+            /**
+             * Format: int32
+             * @description The page size applied.
+             */
             limit: number;
-            /** @description The offset applied. Past the end, `data` is empty and `total` still true. */
+            /**
+             * Format: int64
+             * @description The offset applied. Past the end, `data` is empty and `total` still true.
+             */
             offset: number;
             /** @description The companies of the page: `intentScore` descending, ties by `id` ascending. With `fields`, each with only those fields (and its `id`). */
             data: (components["schemas"]["CompanyDto"] | components["schemas"]["SelectedCompanyDto"])[];
@@ -639,13 +749,20 @@ export interface components {
         };
         LeadPageDto: {
             /**
+             * Format: int64
              * @description Items matching the filters (`since` and the list filters), across all pages.
              * @example 1
              */
             total: number;
-            /** @description The page size applied. */
+            /**
+             * Format: int32
+             * @description The page size applied.
+             */
             limit: number;
-            /** @description The offset applied. Past the end, `data` is empty and `total` still true. */
+            /**
+             * Format: int64
+             * @description The offset applied. Past the end, `data` is empty and `total` still true.
+             */
             offset: number;
             /** @description The leads of the page: `intentScore` descending, ties by `id` ascending. With `fields`, each with only those fields (and its `id`). */
             data: (components["schemas"]["LeadDto"] | components["schemas"]["SelectedLeadDto"])[];
@@ -680,6 +797,265 @@ export interface components {
             hasMore: boolean;
             /** @description Changes in feed order, each lead at most once: at its latest change, as it is now. */
             data: (components["schemas"]["LeadUpsertedDto"] | components["schemas"]["ItemDeletedDto"])[];
+        };
+        /**
+         * @description The kind of device the visit came from.
+         * @enum {string}
+         */
+        DeviceType: "desktop" | "mobile" | "tablet" | "other";
+        PageViewDto: {
+            /**
+             * @description The host of the page.
+             * @example www.example.com
+             */
+            hostname: string;
+            /**
+             * @description The path of the page, as the tracker sent it (percent-encoding kept), without its query string or fragment.
+             * @example /pricing
+             */
+            path: string;
+            /**
+             * @description The page's title, or null.
+             * @example Pricing
+             */
+            title: string | null;
+            /**
+             * Format: date-time
+             * @description When the page was viewed: within its visit's `startedAt` and `endedAt`.
+             * @example 2026-11-30T14:03:02.000Z
+             */
+            viewedAt: string;
+            /**
+             * Format: int32
+             * @description Seconds spent on the page, or null when unknown (the last page of a visit).
+             * @example 42
+             */
+            secondsOnPage: number | null;
+        };
+        VisitDto: {
+            /** @example vi_000001 */
+            id: string;
+            /**
+             * @description The company that visited, a company of the same workspace.
+             * @example co_000001
+             */
+            companyId: string;
+            /**
+             * Format: date-time
+             * @description When the visit started. The lists are sorted by it, newest first.
+             * @example 2026-11-30T14:02:11.000Z
+             */
+            startedAt: string;
+            /**
+             * Format: date-time
+             * @description When the visit ended: at or after `startedAt`, at most 24 hours later.
+             * @example 2026-11-30T14:09:45.000Z
+             */
+            endedAt: string;
+            /**
+             * Format: int32
+             * @description Whole seconds from `startedAt` to `endedAt`, rounded down.
+             * @example 454
+             */
+            durationSeconds: number;
+            /**
+             * Format: int32
+             * @description The number of `pages`, 1 to 500.
+             * @example 3
+             */
+            pageViewCount: number;
+            /**
+             * @description The `path` of the first page.
+             * @example /
+             */
+            landingPage: string;
+            /**
+             * @description The URL the visitor came from, or null.
+             * @example https://www.google.com/
+             */
+            referrer: string | null;
+            /**
+             * @description The visit's `utm_source` campaign parameter, or null.
+             * @example newsletter
+             */
+            source: string | null;
+            /**
+             * @description The visit's `utm_medium` campaign parameter, or null.
+             * @example null
+             */
+            medium: string | null;
+            /**
+             * @description The visit's `utm_campaign` campaign parameter, or null.
+             * @example null
+             */
+            campaign: string | null;
+            /**
+             * @description The visit's `utm_term` campaign parameter, or null.
+             * @example null
+             */
+            term: string | null;
+            /**
+             * @description The visit's `utm_content` campaign parameter, or null.
+             * @example null
+             */
+            content: string | null;
+            /** @description The kind of device the visit came from. */
+            deviceType: components["schemas"]["DeviceType"];
+            /**
+             * @description Where the visit came from: an ISO 3166-1 alpha-2 code, upper case, or null.
+             * @example FR
+             */
+            country: string | null;
+            /** @description The pages viewed during the visit, in `viewedAt` order (ties in the order the tracker gave them): 1 to 500. */
+            pages: components["schemas"]["PageViewDto"][];
+        };
+        SelectedPageViewDto: {
+            /**
+             * @description The host of the page.
+             * @example www.example.com
+             */
+            hostname?: string;
+            /**
+             * @description The path of the page, as the tracker sent it (percent-encoding kept), without its query string or fragment.
+             * @example /pricing
+             */
+            path?: string;
+            /**
+             * @description The page's title, or null.
+             * @example Pricing
+             */
+            title?: string | null;
+            /**
+             * Format: date-time
+             * @description When the page was viewed: within its visit's `startedAt` and `endedAt`.
+             * @example 2026-11-30T14:03:02.000Z
+             */
+            viewedAt?: string;
+            /**
+             * Format: int32
+             * @description Seconds spent on the page, or null when unknown (the last page of a visit).
+             * @example 42
+             */
+            secondsOnPage?: number | null;
+        };
+        SelectedVisitDto: {
+            /** @example vi_000001 */
+            id: string;
+            /**
+             * @description The company that visited, a company of the same workspace.
+             * @example co_000001
+             */
+            companyId?: string;
+            /**
+             * Format: date-time
+             * @description When the visit started. The lists are sorted by it, newest first.
+             * @example 2026-11-30T14:02:11.000Z
+             */
+            startedAt?: string;
+            /**
+             * Format: date-time
+             * @description When the visit ended: at or after `startedAt`, at most 24 hours later.
+             * @example 2026-11-30T14:09:45.000Z
+             */
+            endedAt?: string;
+            /**
+             * Format: int32
+             * @description Whole seconds from `startedAt` to `endedAt`, rounded down.
+             * @example 454
+             */
+            durationSeconds?: number;
+            /**
+             * Format: int32
+             * @description The number of `pages`, 1 to 500.
+             * @example 3
+             */
+            pageViewCount?: number;
+            /**
+             * @description The `path` of the first page.
+             * @example /
+             */
+            landingPage?: string;
+            /**
+             * @description The URL the visitor came from, or null.
+             * @example https://www.google.com/
+             */
+            referrer?: string | null;
+            /**
+             * @description The visit's `utm_source` campaign parameter, or null.
+             * @example newsletter
+             */
+            source?: string | null;
+            /**
+             * @description The visit's `utm_medium` campaign parameter, or null.
+             * @example null
+             */
+            medium?: string | null;
+            /**
+             * @description The visit's `utm_campaign` campaign parameter, or null.
+             * @example null
+             */
+            campaign?: string | null;
+            /**
+             * @description The visit's `utm_term` campaign parameter, or null.
+             * @example null
+             */
+            term?: string | null;
+            /**
+             * @description The visit's `utm_content` campaign parameter, or null.
+             * @example null
+             */
+            content?: string | null;
+            /** @description The kind of device the visit came from. */
+            deviceType?: components["schemas"]["DeviceType"];
+            /**
+             * @description Where the visit came from: an ISO 3166-1 alpha-2 code, upper case, or null.
+             * @example FR
+             */
+            country?: string | null;
+            /** @description Present when `fields` names `pages` (each page whole) or a `pages.<field>` (each page with just those fields); the same pages, in `viewedAt` order (ties in the order the tracker gave them). */
+            pages?: components["schemas"]["SelectedPageViewDto"][];
+        };
+        VisitPageDto: {
+            /** @description The visits of the page, newest first: `startedAt` descending, ties by `id` descending. At most `limit`, and fewer when they are large (the data stops after 4 MiB, `hasMore` then true). With `fields`, each with only those fields (and its `id`). */
+            data: (components["schemas"]["VisitDto"] | components["schemas"]["SelectedVisitDto"])[];
+            /**
+             * @description Where the next page starts: send it as `cursor` with the same filters. A string exactly when `hasMore` is true, else null.
+             * @example MjAyNi0xMS0zMFQxNDowMjoxMS4wMDBaOnZpXzAwMDAwMQ.t0y5B8yV2fGq1c3JpX9a6Q
+             */
+            nextCursor: string | null;
+            /** @description Whether more visits follow this page. */
+            hasMore: boolean;
+        };
+        VisitUpsertedDto: {
+            /**
+             * @description The item was created or changed: store it, replacing any copy with this id. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            op: "upsert";
+            /**
+             * @description Identifier of the item.
+             * @example co_000001
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the item's latest change was written (the writing transaction's start), ISO 8601 in UTC with milliseconds. Informational: the feed is ordered by commit visibility, not by it.
+             * @example 2026-11-23T09:30:00.000Z
+             */
+            changedAt: string;
+            /** @description The visit as it is now, pages included. With `fields`, only those fields (and its `id`). */
+            visit: components["schemas"]["VisitDto"] | components["schemas"]["SelectedVisitDto"];
+        };
+        VisitChangePageDto: {
+            /**
+             * @description Where to continue: store it (after the page has been applied) and send it as `cursor`. Always present, also on an empty page.
+             * @example MTIzNDU6Y29fMDAwMDAx.N3q1f0bQ9C4mYw1d9wz2Sg
+             */
+            nextCursor: string;
+            /** @description true: more changes are already committed, ask again with `nextCursor` (an empty `data` with `hasMore` means they wait for an older transaction to end: ask again shortly). false: caught up; poll later with `nextCursor`. */
+            hasMore: boolean;
+            /** @description Changes in feed order, each visit at most once: at its latest change, as it is now. */
+            data: (components["schemas"]["VisitUpsertedDto"] | components["schemas"]["ItemDeletedDto"])[];
         };
     };
     responses: never;
@@ -959,6 +1335,10 @@ export interface operations {
                 domain?: string[];
                 /** @description Keeps the items whose `name` or `domain` contains this text, case aside; every character is matched as itself (`%`, `_` and `\` included). 3 to 200 characters without control characters, given once. Default: no filter. */
                 q?: string;
+                /** @description Keeps the companies with at least one page view matching any of these patterns at or after `visitedSince`. Needs the `visits:read` scope. Default: no filter. 1 to 10 page patterns, comma-separated: a path (`/pricing`) matches exactly that path, case-sensitively; one ending in `*` (`/blog/*`) every path that starts with what precedes the `*`. No `*` elsewhere, no `?` or `#`, at most 2048 characters each; nothing around a comma is trimmed. */
+                visitedPage?: string[];
+                /** @description The instant from which a page view counts for `visitedPage` (inclusive). ISO 8601, given at most once, with `visitedPage` only. Default: 30 days before the request. */
+                visitedSince?: string;
                 /** @description The fields to return, comma-separated: each item then has only these, and its `id` always. `contacts` returns the contacts whole; `contacts.<field>` returns each of them with only the fields named so (and its `id`). Default: every field. */
                 fields?: ("id" | "name" | "domain" | "industry" | "size" | "country" | "city" | "revenue" | "siren" | "intentScore" | "intentLevel" | "icpScore" | "commercialScore" | "crmStatus" | "visitsCount" | "firstSeen" | "lastSeen" | "contacts" | "contacts.id" | "contacts.name" | "contacts.jobTitle" | "contacts.email" | "contacts.phone" | "contacts.linkedin" | "contacts.seniority")[];
             };
@@ -1093,7 +1473,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description The key is valid but restricted to scopes that do not include `companies:read`: the message names what it lacks, and `WWW-Authenticate` says `insufficient_scope` (RFC 6750). It costs nothing of the rate limits. */
+            /** @description The key is valid but restricted to scopes that do not include `companies:read`, nor, with `visitedPage`, `visits:read`: the message names what it lacks, and `WWW-Authenticate` says `insufficient_scope` (RFC 6750). It costs nothing of the rate limits. */
             403: {
                 headers: {
                     /** @description RFC 6750: the scopes the key lacks, space-separated. */
@@ -1853,6 +2233,7 @@ export interface operations {
                 "If-None-Match"?: string;
             };
             path: {
+                /** @description The item's id: 1 to 100 characters, as one percent-encoded path segment. Any other is the 404 of an id that no item has. */
                 id: string;
             };
             cookie?: never;
@@ -3068,6 +3449,7 @@ export interface operations {
                 "If-None-Match"?: string;
             };
             path: {
+                /** @description The item's id: 1 to 100 characters, as one percent-encoded path segment. Any other is the 404 of an id that no item has. */
                 id: string;
             };
             cookie?: never;
@@ -3223,6 +3605,1548 @@ export interface operations {
                 };
             };
             /** @description No lead of the key's workspace has this id (whether or not another workspace has one): the same response in both cases. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found",
+                     *       "error": "NOT_FOUND",
+                     *       "path": "/v1/companies/co_000001",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). RateLimit shows the policy at 0 (`"per-minute";r=0;t=42`, `"in-flight";r=0`, `"auth-failures";r=0;t=42`). Wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
+                    "Retry-After": number;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests",
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description An unexpected failure; the body carries no detail of it. The X-RateLimit headers are present when the key had been accepted. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "message": "Internal server error",
+                     *       "error": "INTERNAL_SERVER_ERROR",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The service sheds load or the database is unavailable: the backlog of requests waiting for the database would not be served within 5 seconds (refused at once, the workspaces with the most requests in progress first), no database connection within 1 second, the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: 1 when the service sheds load (its backlog would not be served within 5 seconds), 5 when the database is unreachable, restarting or too slow. */
+                    "Retry-After": number;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "Service temporarily unavailable",
+                     *       "error": "SERVICE_UNAVAILABLE",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    listVisits: {
+        parameters: {
+            query?: {
+                /** @description Visits per page, at most: a plain decimal integer, given at most once. A page holds fewer when its visits are large (its data stops after 4 MiB, `hasMore` then true). */
+                limit?: number;
+                /** @description A `nextCursor` returned by this list, given at most once: the page after it, with the filters sent now. Without it the list starts with the newest visit. */
+                cursor?: string;
+                /** @description Keeps the visits that started at or after this instant (`startedAt` >= `since`). ISO 8601, given at most once; a date alone means its midnight UTC, and a date-time without an offset is read as UTC. Default: the start of the retention. */
+                since?: string;
+                /** @description Keeps the visits that started before this instant (`startedAt` < `until`), after `since`. ISO 8601, given at most once. Default: no bound. */
+                until?: string;
+                /** @description Keeps the visits with at least one page view matching any of these patterns. 1 to 10 page patterns, comma-separated: a path (`/pricing`) matches exactly that path, case-sensitively; one ending in `*` (`/blog/*`) every path that starts with what precedes the `*`. No `*` elsewhere, no `?` or `#`, at most 2048 characters each; nothing around a comma is trimmed. */
+                page?: string[];
+                /** @description Keeps the visits of these companies: 1 to 100 company ids, comma-separated, each matched exactly. Default: every company. */
+                companyId?: string[];
+                /** @description The fields to return, comma-separated: each item then has only these, and its `id` always. `pages` returns the pages whole; `pages.<field>` returns each of them with only the fields named so. Default: every field. */
+                fields?: ("id" | "companyId" | "startedAt" | "endedAt" | "durationSeconds" | "pageViewCount" | "landingPage" | "referrer" | "source" | "medium" | "campaign" | "term" | "content" | "deviceType" | "country" | "pages" | "pages.hostname" | "pages.path" | "pages.title" | "pages.viewedAt" | "pages.secondsOnPage")[];
+            };
+            header?: {
+                /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
+                "X-Request-Id"?: string;
+                /** @description The `ETag` of an earlier 200 of the same request (or several, comma-separated, or `*`): a 304 without body while the body would still be the same. A 304 is not counted against the per-minute limit. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of visits. */
+            200: {
+                headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VisitPageDto"];
+                };
+            };
+            /** @description `If-None-Match` names the current `ETag`: the body would be the same, and is not sent. Not counted against the per-minute limit (its hit is given back: the rate-limit headers say so). */
+            304: {
+                headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for this workspace (`cursor is not valid`). `message` has one entry per violated constraint. The request counts against the rate limit. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "limit must not be greater than 200"
+                     *       ],
+                     *       "error": "BAD_REQUEST",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is absent, malformed, unknown or revoked, its workspace is on a plan without API access (`starter`) or suspended: the same response for all, so that the reason cannot be told. The key is checked before the parameters. */
+            401: {
+                headers: {
+                    /** @description The authentication scheme to use. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized",
+                     *       "error": "UNAUTHORIZED",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is valid but restricted to scopes that do not include `visits:read`: the message names what it lacks, and `WWW-Authenticate` says `insufficient_scope` (RFC 6750). It costs nothing of the rate limits. */
+            403: {
+                headers: {
+                    /** @description RFC 6750: the scopes the key lacks, space-separated. */
+                    "WWW-Authenticate": string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "This key lacks the scope visits:read",
+                     *       "error": "FORBIDDEN",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). RateLimit shows the policy at 0 (`"per-minute";r=0;t=42`, `"in-flight";r=0`, `"auth-failures";r=0;t=42`). Wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
+                    "Retry-After": number;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests",
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description An unexpected failure; the body carries no detail of it. The X-RateLimit headers are present when the key had been accepted. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "message": "Internal server error",
+                     *       "error": "INTERNAL_SERVER_ERROR",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The service sheds load or the database is unavailable: the backlog of requests waiting for the database would not be served within 5 seconds (refused at once, the workspaces with the most requests in progress first), no database connection within 1 second, the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: 1 when the service sheds load (its backlog would not be served within 5 seconds), 5 when the database is unreachable, restarting or too slow. */
+                    "Retry-After": number;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "Service temporarily unavailable",
+                     *       "error": "SERVICE_UNAVAILABLE",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    visitChanges: {
+        parameters: {
+            query?: {
+                /** @description A `nextCursor` returned by this feed, given at most once. Without it the feed starts at the beginning: every live item as an upsert, then every later change. */
+                cursor?: string;
+                /** @description Changes per page, at most: a plain decimal integer, given at most once. A page holds fewer when its changes are large (its data stops after 4 MiB, `hasMore` then true). */
+                limit?: number;
+                /** @description The fields to return, comma-separated: each item then has only these, and its `id` always. `pages` returns the pages whole; `pages.<field>` returns each of them with only the fields named so. Default: every field. */
+                fields?: ("id" | "companyId" | "startedAt" | "endedAt" | "durationSeconds" | "pageViewCount" | "landingPage" | "referrer" | "source" | "medium" | "campaign" | "term" | "content" | "deviceType" | "country" | "pages" | "pages.hostname" | "pages.path" | "pages.title" | "pages.viewedAt" | "pages.secondsOnPage")[];
+            };
+            header?: {
+                /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
+                "X-Request-Id"?: string;
+                /** @description The `ETag` of an earlier 200 of the same request (or several, comma-separated, or `*`): a 304 without body while the body would still be the same. A 304 is not counted against the per-minute limit. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of changes, possibly empty. */
+            200: {
+                headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VisitChangePageDto"];
+                };
+            };
+            /** @description `If-None-Match` names the current `ETag`: the body would be the same, and is not sent. Not counted against the per-minute limit (its hit is given back: the rate-limit headers say so). */
+            304: {
+                headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for this workspace (`cursor is not valid`). `message` has one entry per violated constraint. The request counts against the rate limit. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "limit must not be greater than 200"
+                     *       ],
+                     *       "error": "BAD_REQUEST",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is absent, malformed, unknown or revoked, its workspace is on a plan without API access (`starter`) or suspended: the same response for all, so that the reason cannot be told. The key is checked before the parameters. */
+            401: {
+                headers: {
+                    /** @description The authentication scheme to use. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized",
+                     *       "error": "UNAUTHORIZED",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is valid but restricted to scopes that do not include `visits:read` and `changes:read`: the message names what it lacks, and `WWW-Authenticate` says `insufficient_scope` (RFC 6750). It costs nothing of the rate limits. */
+            403: {
+                headers: {
+                    /** @description RFC 6750: the scopes the key lacks, space-separated. */
+                    "WWW-Authenticate": string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "This key lacks the scope visits:read",
+                     *       "error": "FORBIDDEN",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The cursor points before deletions that were pruned after the retention (`CHANGES_RETENTION_DAYS`, 30 days by default): the client may have missed some. Start again without a cursor, replacing the local copy. */
+            410: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 410,
+                     *       "message": "cursor has expired: start again without a cursor",
+                     *       "error": "GONE",
+                     *       "path": "/v1/companies/changes?cursor=...",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). RateLimit shows the policy at 0 (`"per-minute";r=0;t=42`, `"in-flight";r=0`, `"auth-failures";r=0;t=42`). Wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
+                    "Retry-After": number;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests",
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description An unexpected failure; the body carries no detail of it. The X-RateLimit headers are present when the key had been accepted. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "message": "Internal server error",
+                     *       "error": "INTERNAL_SERVER_ERROR",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The service sheds load or the database is unavailable: the backlog of requests waiting for the database would not be served within 5 seconds (refused at once, the workspaces with the most requests in progress first), no database connection within 1 second, the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: 1 when the service sheds load (its backlog would not be served within 5 seconds), 5 when the database is unreachable, restarting or too slow. */
+                    "Retry-After": number;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "Service temporarily unavailable",
+                     *       "error": "SERVICE_UNAVAILABLE",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    visitChangeStream: {
+        parameters: {
+            query?: {
+                /** @description A cursor of this feed: a page's `nextCursor` or a stream's checkpoint or last line, given at most once. Without it the stream starts at the beginning: every live item as an upsert, then every later change. */
+                cursor?: string;
+                /** @description The fields to return, comma-separated: each item then has only these, and its `id` always. `pages` returns the pages whole; `pages.<field>` returns each of them with only the fields named so. Default: every field. */
+                fields?: ("id" | "companyId" | "startedAt" | "endedAt" | "durationSeconds" | "pageViewCount" | "landingPage" | "referrer" | "source" | "medium" | "campaign" | "term" | "content" | "deviceType" | "country" | "pages" | "pages.hostname" | "pages.path" | "pages.title" | "pages.viewedAt" | "pages.secondsOnPage")[];
+            };
+            header?: {
+                /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
+                "X-Request-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Newline-delimited JSON (`application/x-ndjson`): each line one change, a checkpoint or the last line. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["VisitUpsertedDto"] | components["schemas"]["ItemDeletedDto"] | components["schemas"]["ChangeStreamCheckpointDto"] | components["schemas"]["ChangeStreamEndDto"];
+                };
+            };
+            /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for this workspace (`cursor is not valid`). `message` has one entry per violated constraint. The request counts against the rate limit. Also an `Accept` that does not allow `application/x-ndjson` (`Accept must allow application/x-ndjson`). Answered before any line is sent. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "limit must not be greater than 200"
+                     *       ],
+                     *       "error": "BAD_REQUEST",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is absent, malformed, unknown or revoked, its workspace is on a plan without API access (`starter`) or suspended: the same response for all, so that the reason cannot be told. The key is checked before the parameters. */
+            401: {
+                headers: {
+                    /** @description The authentication scheme to use. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized",
+                     *       "error": "UNAUTHORIZED",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is valid but restricted to scopes that do not include `visits:read` and `changes:read`: the message names what it lacks, and `WWW-Authenticate` says `insufficient_scope` (RFC 6750). It costs nothing of the rate limits. */
+            403: {
+                headers: {
+                    /** @description RFC 6750: the scopes the key lacks, space-separated. */
+                    "WWW-Authenticate": string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "This key lacks the scope visits:read",
+                     *       "error": "FORBIDDEN",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The cursor points before deletions that were pruned after the retention (`CHANGES_RETENTION_DAYS`, 30 days by default): the client may have missed some. Start again without a cursor, replacing the local copy. */
+            410: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 410,
+                     *       "message": "cursor has expired: start again without a cursor",
+                     *       "error": "GONE",
+                     *       "path": "/v1/companies/changes?cursor=...",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). RateLimit shows the policy at 0 (`"per-minute";r=0;t=42`, `"in-flight";r=0`, `"auth-failures";r=0;t=42`). Wait `Retry-After` seconds. The stream limit: the workspace already has 2 change streams running on the instance (message `Too many change streams in progress for this workspace: at most 2 at a time`, `Retry-After: 5`). */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
+                    "Retry-After": number;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests",
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description An unexpected failure; the body carries no detail of it. The X-RateLimit headers are present when the key had been accepted. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "message": "Internal server error",
+                     *       "error": "INTERNAL_SERVER_ERROR",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The service sheds load or the database is unavailable: the backlog of requests waiting for the database would not be served within 5 seconds (refused at once, the workspaces with the most requests in progress first), no database connection within 1 second, the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. Also when the instance already runs its most change streams (`Retry-After: 5`). */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: 1 when the service sheds load (its backlog would not be served within 5 seconds), 5 when the database is unreachable, restarting or too slow. */
+                    "Retry-After": number;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "Service temporarily unavailable",
+                     *       "error": "SERVICE_UNAVAILABLE",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    getVisit: {
+        parameters: {
+            query?: {
+                /** @description The fields to return, comma-separated: each item then has only these, and its `id` always. `pages` returns the pages whole; `pages.<field>` returns each of them with only the fields named so. Default: every field. */
+                fields?: ("id" | "companyId" | "startedAt" | "endedAt" | "durationSeconds" | "pageViewCount" | "landingPage" | "referrer" | "source" | "medium" | "campaign" | "term" | "content" | "deviceType" | "country" | "pages" | "pages.hostname" | "pages.path" | "pages.title" | "pages.viewedAt" | "pages.secondsOnPage")[];
+            };
+            header?: {
+                /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
+                "X-Request-Id"?: string;
+                /** @description The `ETag` of an earlier 200 of the same request (or several, comma-separated, or `*`): a 304 without body while the body would still be the same. A 304 is not counted against the per-minute limit. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The item's id: 1 to 100 characters, as one percent-encoded path segment. Any other is the 404 of an id that no item has. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The visit. */
+            200: {
+                headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VisitDto"] | components["schemas"]["SelectedVisitDto"];
+                };
+            };
+            /** @description `If-None-Match` names the current `ETag`: the body would be the same, and is not sent. Not counted against the per-minute limit (its hit is given back: the rate-limit headers say so). */
+            304: {
+                headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for this workspace (`cursor is not valid`). `message` has one entry per violated constraint. The request counts against the rate limit. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "limit must not be greater than 200"
+                     *       ],
+                     *       "error": "BAD_REQUEST",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is absent, malformed, unknown or revoked, its workspace is on a plan without API access (`starter`) or suspended: the same response for all, so that the reason cannot be told. The key is checked before the parameters. */
+            401: {
+                headers: {
+                    /** @description The authentication scheme to use. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized",
+                     *       "error": "UNAUTHORIZED",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is valid but restricted to scopes that do not include `visits:read`: the message names what it lacks, and `WWW-Authenticate` says `insufficient_scope` (RFC 6750). It costs nothing of the rate limits. */
+            403: {
+                headers: {
+                    /** @description RFC 6750: the scopes the key lacks, space-separated. */
+                    "WWW-Authenticate": string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "This key lacks the scope visits:read",
+                     *       "error": "FORBIDDEN",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description No visit of the key's workspace has this id within the retention (whether or not another workspace has one): the same response in every case. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found",
+                     *       "error": "NOT_FOUND",
+                     *       "path": "/v1/companies/co_000001",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description A limit is reached. The per-minute limit: 120 requests per one-minute window per key, or, for requests that fail authentication, 300 per minute per client address (message `Too Many Requests`, with the X-RateLimit headers, X-RateLimit-Remaining 0). The in-flight limit: the workspace (all its keys) already has 20 requests in progress on the instance (message `Too many requests in progress for this workspace: at most 20 at a time`, `Retry-After: 1`, without the X-RateLimit headers: it costs nothing of the per-minute budget). RateLimit shows the policy at 0 (`"per-minute";r=0;t=42`, `"in-flight";r=0`, `"auth-failures";r=0;t=42`). Wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait: until the next window (same value as X-RateLimit-Reset) when the per-minute limit refused the request, 1 when the in-flight limit did. */
+                    "Retry-After": number;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests",
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description An unexpected failure; the body carries no detail of it. The X-RateLimit headers are present when the key had been accepted. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "message": "Internal server error",
+                     *       "error": "INTERNAL_SERVER_ERROR",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The service sheds load or the database is unavailable: the backlog of requests waiting for the database would not be served within 5 seconds (refused at once, the workspaces with the most requests in progress first), no database connection within 1 second, the database unreachable, or a statement past 5 seconds. Retry after `Retry-After` seconds, with backoff: the service recovers by itself. The X-RateLimit headers are present when the key had been accepted. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: 1 when the service sheds load (its backlog would not be served within 5 seconds), 5 when the database is unreachable, restarting or too slow. */
+                    "Retry-After": number;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit?: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "Service temporarily unavailable",
+                     *       "error": "SERVICE_UNAVAILABLE",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    listCompanyVisits: {
+        parameters: {
+            query?: {
+                /** @description Visits per page, at most: a plain decimal integer, given at most once. A page holds fewer when its visits are large (its data stops after 4 MiB, `hasMore` then true). */
+                limit?: number;
+                /** @description A `nextCursor` returned by this list, given at most once: the page after it, with the filters sent now. Without it the list starts with the newest visit. */
+                cursor?: string;
+                /** @description Keeps the visits that started at or after this instant (`startedAt` >= `since`). ISO 8601, given at most once; a date alone means its midnight UTC, and a date-time without an offset is read as UTC. Default: the start of the retention. */
+                since?: string;
+                /** @description Keeps the visits that started before this instant (`startedAt` < `until`), after `since`. ISO 8601, given at most once. Default: no bound. */
+                until?: string;
+                /** @description Keeps the visits with at least one page view matching any of these patterns. 1 to 10 page patterns, comma-separated: a path (`/pricing`) matches exactly that path, case-sensitively; one ending in `*` (`/blog/*`) every path that starts with what precedes the `*`. No `*` elsewhere, no `?` or `#`, at most 2048 characters each; nothing around a comma is trimmed. */
+                page?: string[];
+                /** @description The fields to return, comma-separated: each item then has only these, and its `id` always. `pages` returns the pages whole; `pages.<field>` returns each of them with only the fields named so. Default: every field. */
+                fields?: ("id" | "companyId" | "startedAt" | "endedAt" | "durationSeconds" | "pageViewCount" | "landingPage" | "referrer" | "source" | "medium" | "campaign" | "term" | "content" | "deviceType" | "country" | "pages" | "pages.hostname" | "pages.path" | "pages.title" | "pages.viewedAt" | "pages.secondsOnPage")[];
+            };
+            header?: {
+                /** @description An id of your own for this request, 1 to 128 letters, digits, `.`, `_`, `:` or `-`: echoed in the response and logged. Any other value is replaced by a generated id, not refused. */
+                "X-Request-Id"?: string;
+                /** @description The `ETag` of an earlier 200 of the same request (or several, comma-separated, or `*`): a 304 without body while the body would still be the same. A 304 is not counted against the per-minute limit. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The item's id: 1 to 100 characters, as one percent-encoded path segment. Any other is the 404 of an id that no item has. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the company’s visits (possibly empty). */
+            200: {
+                headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VisitPageDto"];
+                };
+            };
+            /** @description `If-None-Match` names the current `ETag`: the body would be the same, and is not sent. Not counted against the per-minute limit (its hit is given back: the rate-limit headers say so). */
+            304: {
+                headers: {
+                    /** @description A weak entity tag of the body: send it back as `If-None-Match` to get a 304 while the body would be the same. It changes whenever the body would. */
+                    ETag: string;
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A query parameter is invalid: out of bounds, not a plain decimal integer, not an ISO 8601 date-time, given twice, or unknown, or a `cursor` that this feed did not issue for this workspace (`cursor is not valid`). `message` has one entry per violated constraint. The request counts against the rate limit. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per one-minute window. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Whole seconds until the current window resets. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The limits that apply, as the IETF draft writes them: `"in-flight";q=20;qu="concurrent-requests"` (the workspace's requests in progress on the instance) and `"per-minute";q=120;w=60` (the key's budget); `"auth-failures";q=300;w=60` on the 429 of an address past its failed authentications. */
+                    "RateLimit-Policy": string;
+                    /** @description What is left of each policy: `"in-flight";r=19` (requests that may start now), `"per-minute";r=119;t=42` (requests left, whole seconds until the window resets). */
+                    RateLimit: string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": [
+                     *         "limit must not be greater than 200"
+                     *       ],
+                     *       "error": "BAD_REQUEST",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is absent, malformed, unknown or revoked, its workspace is on a plan without API access (`starter`) or suspended: the same response for all, so that the reason cannot be told. The key is checked before the parameters. */
+            401: {
+                headers: {
+                    /** @description The authentication scheme to use. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized",
+                     *       "error": "UNAUTHORIZED",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description The key is valid but restricted to scopes that do not include `visits:read`: the message names what it lacks, and `WWW-Authenticate` says `insufficient_scope` (RFC 6750). It costs nothing of the rate limits. */
+            403: {
+                headers: {
+                    /** @description RFC 6750: the scopes the key lacks, space-separated. */
+                    "WWW-Authenticate": string;
+                    /** @description Present when the key expires (created with an expiry, or rolled and within its overlap): the instant from which it is refused with the 401 of an unknown key, ISO 8601 in UTC. */
+                    "API-Key-Expiration"?: string;
+                    /** @description The caller's `X-Request-Id` when it sent a sane one, otherwise a generated id. The same id is in the server's log line for the request: quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description The data is private to a workspace: no shared or browser cache may keep it. */
+                    "Cache-Control": "no-store";
+                    /** @description A body of 1 KiB or more is compressed (`Content-Encoding: br` or `gzip`) when the request's Accept-Encoding allows it: every response depends on that header. */
+                    Vary: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "This key lacks the scope visits:read",
+                     *       "error": "FORBIDDEN",
+                     *       "path": "/v1/companies?limit=500",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description No company of the key's workspace has this id (whether or not another workspace has one): the same response in both cases. */
             404: {
                 headers: {
                     /** @description Requests allowed per one-minute window. */

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Company, Lead } from './types.js';
+import type { Company, Lead, Visit } from './types.js';
 
 /**
  * Verifying the service's webhooks, to the Standard Webhooks v1 scheme: `webhook-signature` holds
@@ -11,9 +11,10 @@ import type { Company, Lead } from './types.js';
 export type WebhookEvent =
   | { id: string; type: 'company.upserted'; createdAt: string; data: Company }
   | { id: string; type: 'lead.upserted'; createdAt: string; data: Lead }
+  | { id: string; type: 'visit.upserted'; createdAt: string; data: Visit }
   | {
       id: string;
-      type: 'company.deleted' | 'lead.deleted';
+      type: 'company.deleted' | 'lead.deleted' | 'visit.deleted';
       createdAt: string;
       data: { id: string };
     };

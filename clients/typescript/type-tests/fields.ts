@@ -2,7 +2,7 @@
  * The client's `fields` narrowing, checked by the compiler (`npm run typecheck`): each line below
  * compiles only while the returned types are the fields asked for, `Pick`-style. Never run.
  */
-import type { Client, Company, Contact, Lead } from '../src/index.js';
+import type { Client, Company, Contact, Lead, PageView, Visit } from '../src/index.js';
 
 /** True when A and B are the same type (not merely assignable one to the other). */
 type Equal<A, B> =
@@ -59,9 +59,29 @@ export async function fieldsNarrowTheTypes(client: Client): Promise<void> {
     expectType(each).hasKeys<'id' | 'lastSeen'>();
   }
 
+  // Visits: their pages whole, by field (a page view has no id), or not at all.
+  expectType((await client.listVisits()).data).is<Visit[]>();
+  const visit = await client.getVisit('vi_1', { fields: ['startedAt', 'pages.path'] });
+  expectType(visit).hasKeys<'id' | 'startedAt' | 'pages'>();
+  expectType(visit.pages[0]!).hasKeys<'path'>();
+  expectType((await client.getVisit('vi_1', { fields: ['pages'] })).pages).is<PageView[]>();
+  expectType(
+    (await client.listCompanyVisits('co_1', { fields: ['landingPage'] })).data[0]!,
+  ).hasKeys<'id' | 'landingPage'>();
+  for await (const each of client.visits({ page: ['/pricing'], fields: ['companyId'] })) {
+    expectType(each).hasKeys<'id' | 'companyId'>();
+  }
+  for await (const changes of client.visitChangeStream({ fields: ['pageViewCount'] })) {
+    for (const change of changes.data) {
+      if (change.op === 'upsert') expectType(change.visit).hasKeys<'id' | 'pageViewCount'>();
+    }
+  }
+
   // A name that is no field does not compile.
   // @ts-expect-error: `colour` is no company field.
   await client.listCompanies({ fields: ['colour'] });
   // @ts-expect-error: a lead has no contacts.
   await client.getLead('ld_1', { fields: ['contacts'] });
+  // @ts-expect-error: a visit has no contacts.
+  await client.listVisits({ fields: ['contacts.email'] });
 }

@@ -1,8 +1,15 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
+import { ISO_DATE_TIME_LENGTH } from '../../http/iso-date-time';
+import { ID_MAX_LENGTH } from '../../items/fields';
+import { CURSOR_SCHEMA } from '../../items/signed-cursors';
+import { MAX_CHANGES_LIMIT } from '../changes-query.dto';
+
+const ITEM_ID = { type: String, maxLength: ID_MAX_LENGTH } satisfies ApiPropertyOptions;
 
 const CHANGED_AT = {
   type: String,
   format: 'date-time',
+  maxLength: ISO_DATE_TIME_LENGTH,
   description:
     "When the item's latest change was written (the writing transaction's start), ISO 8601 in " +
     'UTC with milliseconds. Informational: the feed is ordered by commit visibility, not by it.',
@@ -14,7 +21,7 @@ export class ItemDeletedDto {
   @ApiProperty({ enum: ['delete'], description: 'The item no longer exists.' })
   op!: 'delete';
 
-  @ApiProperty({ description: 'Identifier of the deleted item.', example: 'co_000001' })
+  @ApiProperty({ ...ITEM_ID, description: 'Identifier of the deleted item.', example: 'co_000001' })
   id!: string;
 
   @ApiProperty(CHANGED_AT)
@@ -29,7 +36,7 @@ export abstract class ItemUpsertedDto {
   })
   op!: 'upsert';
 
-  @ApiProperty({ description: 'Identifier of the item.', example: 'co_000001' })
+  @ApiProperty({ ...ITEM_ID, description: 'Identifier of the item.', example: 'co_000001' })
   id!: string;
 
   @ApiProperty(CHANGED_AT)
@@ -39,6 +46,7 @@ export abstract class ItemUpsertedDto {
 /** The page fields of both feeds; each feed's page class adds `data` with its item types. */
 export abstract class ChangePageDto {
   @ApiProperty({
+    ...CURSOR_SCHEMA,
     description:
       'Where to continue: store it (after the page has been applied) and send it as `cursor`. ' +
       'Always present, also on an empty page.',
@@ -55,12 +63,20 @@ export abstract class ChangePageDto {
   hasMore!: boolean;
 }
 
+// A page holds at most `limit` changes; each feed's page class declares `data` with its item
+// types, and @nestjs/swagger merges those options into these (as PageDto's, items/page.ts).
+ApiProperty({ type: 'array', items: { type: 'object' }, maxItems: MAX_CHANGES_LIMIT })(
+  ChangePageDto.prototype,
+  'data',
+);
+
 /**
  * A checkpoint of a change stream: every change before this line has been sent. Store the cursor
  * once they are applied; a stream cut after it resumes from it (with the stream or the pages).
  */
 export class ChangeStreamCheckpointDto {
   @ApiProperty({
+    ...CURSOR_SCHEMA,
     description: 'Where to continue once every change before this line is applied.',
     example: 'MTIzNDU6Y29fMDAwMDAx.N3q1f0bQ9C4mYw1d9wz2Sg',
   })

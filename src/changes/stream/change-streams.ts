@@ -21,9 +21,10 @@ export const STREAM_RETRY_AFTER_SECONDS = 5;
 // The first page is small, so that the first line comes at once; then pages of the feed's largest,
 // READ_AHEAD_PAGES of them read at once while no other workspace reads (change-stream-pages.ts),
 // one at a time while another has within NEIGHBOURS_MS. Measured on the benchmark's 1,000,000
-// companies (docs/benchmarks.md, (s)): 3 at once, 42.9 s for the whole stream, and a quiet
-// workspace's page p99 9.9x its p99 alone; 2, 48.5 s and 5.0x; 1, 65.3 s and 2.2x. Each page's
-// statement is CPU-bound, and the quiet workspace's statements share those two cores.
+// companies (docs/benchmarks.md, "The change feeds and the stream"): 3 at once, 42.9 s for the
+// whole stream, and a quiet workspace's page p99 9.9x its p99 alone; 2, 48.5 s and 5.0x; 1, 65.3 s
+// and 2.2x. Each page's statement is CPU-bound, and the quiet workspace's statements share those
+// two cores.
 const FIRST_PAGE_CHANGES = 100;
 const READ_AHEAD_PAGES = 3;
 const NEIGHBOURS_MS = 1_000;

@@ -11,13 +11,15 @@ import { rowsOf, type PoolOrClient } from '../../database/rows';
 /**
  * A new endpoint starts at the feeds' safe bound: every change that can still appear (at or
  * above it) is delivered, none from before it. `(bound, '')` is before every id at the bound.
- * $1 id, $2 workspace, $3 url, $4 event types, $5 sealed secret, $6 now.
+ * $1 id, $2 workspace, $3 url, $4 event types, $5 sealed secret, $6 now, $7 page patterns (or
+ * null).
  */
 const CREATE_ENDPOINT_SQL = `WITH ${SAFE_BOUND_CTES}
 INSERT INTO webhook_endpoints
-  (id, workspace_id, url, event_types, secret, created_at, company_txid, lead_txid)
-SELECT $1, $2, $3, $4, $5, $6, xmin, xmin FROM bound
-RETURNING id, workspace_id AS "workspaceId", url, event_types AS "eventTypes",
+  (id, workspace_id, url, event_types, secret, created_at, pages, company_txid, lead_txid,
+    visit_txid)
+SELECT $1, $2, $3, $4, $5, $6, $7, xmin, xmin, xmin FROM bound
+RETURNING id, workspace_id AS "workspaceId", url, event_types AS "eventTypes", pages,
   created_at AS "createdAt"`;
 
 export interface CreatedEndpointRow {
@@ -25,18 +27,28 @@ export interface CreatedEndpointRow {
   workspaceId: string;
   url: string;
   eventTypes: EventType[];
+  /** The page patterns its visit events must match; null: every visit. */
+  pages: string[] | null;
   createdAt: Date;
 }
 
+export interface NewEndpoint {
+  id: string;
+  workspaceId: string;
+  url: string;
+  eventTypes: EventType[];
+  pages: string[] | null;
+}
+
 export async function createEndpoint(
-  sql: PoolOrClient,
-  endpoint: { id: string; workspaceId: string; url: string; eventTypes: EventType[] },
+  client: PoolOrClient,
+  endpoint: NewEndpoint,
   sealedSecret: string,
   now: Date,
 ): Promise<CreatedEndpointRow> {
-  const { id, workspaceId, url, eventTypes } = endpoint;
-  const values = [id, workspaceId, url, eventTypes, sealedSecret, now];
-  const [created] = await rowsOf<CreatedEndpointRow>(sql, CREATE_ENDPOINT_SQL, values);
+  const { id, workspaceId, url, eventTypes, pages } = endpoint;
+  const values = [id, workspaceId, url, eventTypes, sealedSecret, now, pages];
+  const [created] = await rowsOf<CreatedEndpointRow>(client, CREATE_ENDPOINT_SQL, values);
   return created;
 }
 
@@ -45,6 +57,7 @@ export async function createEndpoint(
  * attempts since the last success (when failing), `pending` the events not yet delivered.
  */
 const LIST_ENDPOINTS_SQL = `SELECT endpoint.id, endpoint.url, endpoint.event_types AS "eventTypes",
+  endpoint.pages,
   CASE WHEN endpoint.enabled THEN 'enabled' ELSE 'disabled' END AS state,
   endpoint.disabled_reason AS "disabledReason", endpoint.failing_since AS "failingSince",
   endpoint.last_success_at AS "lastSuccessAt", endpoint.created_at AS "createdAt",
@@ -61,6 +74,8 @@ export interface EndpointSummary {
   id: string;
   url: string;
   eventTypes: EventType[];
+  /** The page patterns its visit events must match; null: every visit. */
+  pages: string[] | null;
   state: 'enabled' | 'disabled';
   disabledReason: string | null;
   failingSince: Date | null;
@@ -70,8 +85,11 @@ export interface EndpointSummary {
   pending: number;
 }
 
-export function listEndpoints(sql: PoolOrClient, workspaceId: string): Promise<EndpointSummary[]> {
-  return rowsOf<EndpointSummary>(sql, LIST_ENDPOINTS_SQL, [workspaceId]);
+export function listEndpoints(
+  client: PoolOrClient,
+  workspaceId: string,
+): Promise<EndpointSummary[]> {
+  return rowsOf<EndpointSummary>(client, LIST_ENDPOINTS_SQL, [workspaceId]);
 }
 
 /** $1 id, $2 enabled, $3 reason (null to clear). Enabling also forgets the failing streak. */
@@ -83,19 +101,19 @@ RETURNING id, enabled`;
 
 /** False when there is no such endpoint. */
 export async function setEndpointEnabled(
-  sql: PoolOrClient,
+  client: PoolOrClient,
   id: string,
   enabled: boolean,
   reason: string | null,
 ): Promise<boolean> {
-  return (await rowsOf(sql, SET_ENABLED_SQL, [id, enabled, reason])).length > 0;
+  return (await rowsOf(client, SET_ENABLED_SQL, [id, enabled, reason])).length > 0;
 }
 
 const DELETE_ENDPOINT_SQL = `DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id`;
 
 /** False when there is no such endpoint. */
-export async function deleteEndpoint(sql: PoolOrClient, id: string): Promise<boolean> {
-  return (await rowsOf(sql, DELETE_ENDPOINT_SQL, [id])).length > 0;
+export async function deleteEndpoint(client: PoolOrClient, id: string): Promise<boolean> {
+  return (await rowsOf(client, DELETE_ENDPOINT_SQL, [id])).length > 0;
 }
 
 /** $1 id, $2 new sealed secret, $3 its predecessor sealed, $4 until when the old one signs too. */
@@ -105,35 +123,35 @@ WHERE id = $1
 RETURNING id`;
 
 export async function rotateSecret(
-  sql: PoolOrClient,
+  client: PoolOrClient,
   id: string,
   secrets: { sealed: string; previousSealed: string; previousExpiresAt: Date },
 ): Promise<void> {
   const { sealed, previousSealed, previousExpiresAt } = secrets;
-  await sql.query(ROTATE_SECRET_SQL, [id, sealed, previousSealed, previousExpiresAt]);
+  await client.query(ROTATE_SECRET_SQL, [id, sealed, previousSealed, previousExpiresAt]);
 }
 
 const ENDPOINT_SECRET_SQL = `SELECT secret FROM webhook_endpoints WHERE id = $1 FOR UPDATE`;
 
 /** The endpoint's sealed secret, its row locked for the transaction; undefined: no endpoint. */
 export async function lockEndpointSecret(
-  sql: PoolOrClient,
+  client: PoolOrClient,
   id: string,
 ): Promise<string | undefined> {
-  const [row] = await rowsOf<{ secret: string }>(sql, ENDPOINT_SECRET_SQL, [id]);
+  const [row] = await rowsOf<{ secret: string }>(client, ENDPOINT_SECRET_SQL, [id]);
   return row?.secret;
 }
 
 const ENDPOINT_EXISTS_SQL = `SELECT 1 FROM webhook_endpoints WHERE id = $1`;
 
-export async function endpointExists(sql: PoolOrClient, id: string): Promise<boolean> {
-  return (await rowsOf(sql, ENDPOINT_EXISTS_SQL, [id])).length > 0;
+export async function endpointExists(client: PoolOrClient, id: string): Promise<boolean> {
+  return (await rowsOf(client, ENDPOINT_EXISTS_SQL, [id])).length > 0;
 }
 
 const WORKSPACE_EXISTS_SQL = `SELECT 1 FROM workspaces WHERE id = $1`;
 
-export async function workspaceExists(sql: PoolOrClient, id: string): Promise<boolean> {
-  return (await rowsOf(sql, WORKSPACE_EXISTS_SQL, [id])).length > 0;
+export async function workspaceExists(client: PoolOrClient, id: string): Promise<boolean> {
+  return (await rowsOf(client, WORKSPACE_EXISTS_SQL, [id])).length > 0;
 }
 
 /** The latest attempts of an endpoint, newest first. $1 id, $2 limit. */
@@ -161,9 +179,9 @@ export interface DeliveryAttempt {
 }
 
 export function latestDeliveries(
-  sql: PoolOrClient,
+  client: PoolOrClient,
   id: string,
   limit: number,
 ): Promise<DeliveryAttempt[]> {
-  return rowsOf<DeliveryAttempt>(sql, DELIVERIES_SQL, [id, limit]);
+  return rowsOf<DeliveryAttempt>(client, DELIVERIES_SQL, [id, limit]);
 }

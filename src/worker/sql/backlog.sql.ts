@@ -21,7 +21,7 @@ export interface Backlog {
   disabled_endpoints: number;
 }
 
-export async function readBacklog(sql: PoolOrClient, now: Date): Promise<Backlog> {
-  const [row] = await rowsOf<Backlog>(sql, BACKLOG_SQL, [now]);
+export async function readBacklog(client: PoolOrClient, now: Date): Promise<Backlog> {
+  const [row] = await rowsOf<Backlog>(client, BACKLOG_SQL, [now]);
   return row;
 }

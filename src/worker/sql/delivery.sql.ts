@@ -32,12 +32,12 @@ export interface ClaimedEvent {
 }
 
 export function claimEvents(
-  sql: PoolOrClient,
+  client: PoolOrClient,
   eventIds: string[],
   now: Date,
   leaseUntil: Date,
 ): Promise<ClaimedEvent[]> {
-  return rowsOf<ClaimedEvent>(sql, CLAIM_EVENTS_SQL, [eventIds, now, leaseUntil]);
+  return rowsOf<ClaimedEvent>(client, CLAIM_EVENTS_SQL, [eventIds, now, leaseUntil]);
 }
 
 /** The endpoint of each of these events that still exists (a deleted endpoint takes its events). */
@@ -45,10 +45,10 @@ const EVENT_ENDPOINTS_SQL = `SELECT id, endpoint_id FROM webhook_events WHERE id
 
 /** Each event's endpoint, by event id. */
 export async function endpointsOfEvents(
-  sql: PoolOrClient,
+  client: PoolOrClient,
   eventIds: string[],
 ): Promise<Map<string, string>> {
-  const rows = await rowsOf<{ id: string; endpoint_id: string }>(sql, EVENT_ENDPOINTS_SQL, [
+  const rows = await rowsOf<{ id: string; endpoint_id: string }>(client, EVENT_ENDPOINTS_SQL, [
     eventIds,
   ]);
   return new Map(rows.map((row) => [row.id, row.endpoint_id]));
@@ -87,11 +87,11 @@ export interface DeliveredAttemptRow {
 }
 
 export async function recordDelivered(
-  sql: PoolOrClient,
+  client: PoolOrClient,
   attempts: DeliveredAttemptRow[],
 ): Promise<void> {
   const column = <K extends keyof DeliveredAttemptRow>(key: K) => attempts.map((a) => a[key]);
-  await sql.query(RECORD_DELIVERED_SQL, [
+  await client.query(RECORD_DELIVERED_SQL, [
     column('eventId'),
     column('endpointId'),
     column('attempt'),
@@ -116,10 +116,10 @@ export interface EventStatus {
 }
 
 export async function eventStatus(
-  sql: PoolOrClient,
+  client: PoolOrClient,
   eventId: string,
 ): Promise<EventStatus | undefined> {
-  const [status] = await rowsOf<EventStatus>(sql, EVENT_STATUS_SQL, [eventId]);
+  const [status] = await rowsOf<EventStatus>(client, EVENT_STATUS_SQL, [eventId]);
   return status;
 }
 
@@ -127,8 +127,8 @@ export async function eventStatus(
 const PAUSE_EVENT_SQL = `UPDATE webhook_events SET state = 'paused', lease_until = NULL
 WHERE id = $1 AND state = 'pending'`;
 
-export async function pauseEvent(sql: PoolOrClient, eventId: string): Promise<void> {
-  await sql.query(PAUSE_EVENT_SQL, [eventId]);
+export async function pauseEvent(client: PoolOrClient, eventId: string): Promise<void> {
+  await client.query(PAUSE_EVENT_SQL, [eventId]);
 }
 
 /** $1 event, $2 endpoint, $3 attempt, $4 time, $5 status, $6 error, $7 duration, $8 excerpt. */
@@ -137,7 +137,7 @@ const RECORD_ATTEMPT_SQL = `INSERT INTO webhook_attempts
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`;
 
 export async function recordAttempt(
-  sql: PoolOrClient,
+  client: PoolOrClient,
   attempt: {
     eventId: string;
     endpointId: string;
@@ -150,7 +150,7 @@ export async function recordAttempt(
   },
 ): Promise<void> {
   const { eventId, endpointId, attemptedAt, status, error, durationMs, responseExcerpt } = attempt;
-  await sql.query(RECORD_ATTEMPT_SQL, [
+  await client.query(RECORD_ATTEMPT_SQL, [
     eventId,
     endpointId,
     attempt.attempt,
@@ -168,12 +168,12 @@ SET state = $2, lease_until = NULL, next_attempt_at = coalesce($3, next_attempt_
 WHERE id = $1`;
 
 export async function settleEvent(
-  sql: PoolOrClient,
+  client: PoolOrClient,
   eventId: string,
   state: 'pending' | 'paused' | 'failed',
   nextAttemptAt: Date | null = null,
 ): Promise<void> {
-  await sql.query(SETTLE_EVENT_SQL, [eventId, state, nextAttemptAt]);
+  await client.query(SETTLE_EVENT_SQL, [eventId, state, nextAttemptAt]);
 }
 
 /** Starts the failing streak at the first failure; returns when it started. $1 id, $2 now. */
@@ -183,11 +183,14 @@ RETURNING failing_since`;
 
 /** When the endpoint's failing streak started (now, if this is its first failure). */
 export async function endpointFailed(
-  sql: PoolOrClient,
+  client: PoolOrClient,
   endpointId: string,
   now: Date,
 ): Promise<Date> {
-  const [row] = await rowsOf<{ failing_since: Date }>(sql, ENDPOINT_FAILED_SQL, [endpointId, now]);
+  const [row] = await rowsOf<{ failing_since: Date }>(client, ENDPOINT_FAILED_SQL, [
+    endpointId,
+    now,
+  ]);
   return row.failing_since;
 }
 
@@ -196,9 +199,9 @@ const DISABLE_ENDPOINT_SQL = `UPDATE webhook_endpoints
 SET enabled = false, disabled_reason = $2 WHERE id = $1`;
 
 export async function disableEndpoint(
-  sql: PoolOrClient,
+  client: PoolOrClient,
   endpointId: string,
   reason: string,
 ): Promise<void> {
-  await sql.query(DISABLE_ENDPOINT_SQL, [endpointId, reason]);
+  await client.query(DISABLE_ENDPOINT_SQL, [endpointId, reason]);
 }
