@@ -3,7 +3,7 @@ import request from 'supertest';
 import { Database } from '../../../src/database/database';
 import type { Workspace } from '../../../src/generated/prisma/client';
 import { createTestApp, type TestApp } from '../../support/app';
-import { waitForLockWaiter } from '../../support/database';
+import { lockWaiterCount, waitForLockWaiter } from '../../support/database';
 import { createCompany, createContact, createLead } from '../../support/factories';
 import {
   createTenant,
@@ -22,7 +22,7 @@ interface Change {
   id: string;
   changedAt: string;
   company?: { id: string; name: string; contacts: { id: string }[] };
-  lead?: { id: string; companyName: string };
+  lead?: { id: string; companyId: string; companyName: string };
 }
 
 interface FeedPage {
@@ -330,6 +330,78 @@ describe('change feeds', () => {
       expect(changes).toEqual([{ op: 'delete', id: lead.id, changedAt: expect.any(String) }]);
       expect((await getWithKey(t.app, `/v1/leads/${lead.id}`, key)).status).toBe(404);
     });
+
+    it.each(['inserted', 'moved'] as const)(
+      'a lead %s while its company is renamed comes again with the new name',
+      async (how) => {
+        const { workspace, key, id } = await tenantWithCompany();
+        const other = await createCompany(t.prisma, workspace.id);
+        const template = await createLead(t.prisma, other);
+        const leadId = how === 'moved' ? template.id : `${template.id}_new`;
+        const { name } = await t.prisma.company.findUniqueOrThrow({ where: { id } });
+        const { cursor } = await drain(key, 'leads');
+
+        // The lead's writer commits after the rename has run its statement and before the rename
+        // commits: a reader between the two commits reads the lead with the old name.
+        const [writer, renamer] = [1, 2].map(
+          () => new Client({ connectionString: t.database.url }),
+        );
+        await Promise.all([writer, renamer].map((client) => client.connect()));
+        try {
+          await writer.query('BEGIN');
+          if (how === 'moved') {
+            await writer.query('UPDATE leads SET company_id = $1 WHERE id = $2', [id, leadId]);
+          } else {
+            await writer.query(
+              `INSERT INTO leads (id, workspace_id, company_id, contact_name, contact_title,
+                 contact_email, intent_score, intent_level, signal, recommended_action, status,
+                 assigned_to_id, created_at)
+               SELECT $1, workspace_id, $2, contact_name, contact_title, contact_email,
+                 intent_score, intent_level, signal, recommended_action, status, assigned_to_id,
+                 created_at
+               FROM leads WHERE id = $3`,
+              [leadId, id, template.id],
+            );
+          }
+          await renamer.query('BEGIN');
+          let ran = false;
+          const renaming = renamer
+            .query("UPDATE companies SET name = 'Renamed' WHERE id = $1", [id])
+            .then(() => (ran = true));
+          // The rename has either run its statement or waits for the writer (as it must).
+          await until(
+            'the rename to run or wait',
+            async () => ran || (await lockWaiterCount(sql)) > 0,
+          );
+          await writer.query('COMMIT');
+          await renaming;
+
+          const between = await until('the lead to be given', async () => {
+            const body = await page(key, 'leads', `?cursor=${encodeURIComponent(cursor)}`);
+            return body.data.length > 0 ? body : undefined;
+          });
+          expect(between.data).toEqual([
+            expect.objectContaining({
+              op: 'upsert',
+              id: leadId,
+              lead: expect.objectContaining({ companyName: name }),
+            }),
+          ]);
+          await renamer.query('COMMIT');
+
+          const { changes } = await drain(key, 'leads', between.nextCursor);
+          expect(changes).toEqual([
+            expect.objectContaining({
+              op: 'upsert',
+              id: leadId,
+              lead: expect.objectContaining({ companyId: id, companyName: 'Renamed' }),
+            }),
+          ]);
+        } finally {
+          await Promise.all([writer, renamer].map((client) => client.end()));
+        }
+      },
+    );
 
     it('gives the same changes for the same cursor, and applying a page twice changes nothing', async () => {
       const { workspace, key } = await createTenant(t.prisma);
