@@ -1,4 +1,5 @@
 import type { PageViewDto, VisitDto } from '../../src/visits/dto/visit.dto';
+import { runAdminCommandWithInput } from './admin';
 
 /*
  * Visits as `admin import-visits` reads them (docs/admin.md, "Importing visits"): a line is a
@@ -106,4 +107,28 @@ export function ndjson(lines: (VisitLine | string)[]): string {
   return lines
     .map((line) => `${typeof line === 'string' ? line : JSON.stringify(line)}\n`)
     .join('');
+}
+
+/**
+ * Imports `lines` into a workspace with `admin import-visits` from standard input, expecting it to
+ * succeed; its `--json` summary. `env` adds to the database's (a retention, for old visits).
+ */
+export async function importVisitLines(
+  databaseUrl: string,
+  workspaceId: string,
+  lines: VisitLine[],
+  env: Record<string, string> = {},
+): Promise<unknown> {
+  const run = await runAdminCommandWithInput(
+    { DATABASE_URL: databaseUrl, ...env },
+    ndjson(lines),
+    'import-visits',
+    '--workspace',
+    workspaceId,
+    '--file',
+    '-',
+    '--json',
+  );
+  expect(run).toMatchObject({ status: 0, stderr: '' });
+  return JSON.parse(run.stdout) as unknown;
 }

@@ -1,11 +1,11 @@
-import { adminOn, expectRefusal, runAdminCommandWithInput } from '../../support/admin';
+import { adminOn, expectRefusal } from '../../support/admin';
 import { createTestApp, type TestApp } from '../../support/app';
 import { createCompany } from '../../support/factories';
 import { createTenant, getWithKey } from '../../support/http';
 import {
   daysAgo,
+  importVisitLines,
   fromNow,
-  ndjson,
   plus,
   type VisitLine,
   visitLine,
@@ -46,23 +46,8 @@ describe('admin tool: prune-visits and the deletion of visits', () => {
   });
 
   /** `import-visits` of these lines from standard input, which must succeed. */
-  async function importVisits(
-    workspaceId: string,
-    lines: VisitLine[],
-    env: Record<string, string> = {},
-  ): Promise<void> {
-    const run = await runAdminCommandWithInput(
-      { DATABASE_URL: t.database.url, ...env },
-      ndjson(lines),
-      'import-visits',
-      '--workspace',
-      workspaceId,
-      '--file',
-      '-',
-      '--json',
-    );
-    expect(run).toMatchObject({ status: 0, stderr: '' });
-  }
+  const importVisits = (workspaceId: string, lines: VisitLine[], env?: Record<string, string>) =>
+    importVisitLines(t.database.url, workspaceId, lines, env);
 
   /** The partitions of visits and page_views, by name (pg_inherits). */
   async function partitions(): Promise<string[]> {

@@ -1,6 +1,6 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../../../src/generated/prisma/client';
-import { adminOn, runAdminCommandWithInput } from '../../support/admin';
+import { adminOn } from '../../support/admin';
 import { createTestApp, type TestApp } from '../../support/app';
 import { partsOf, readStream, type StreamLine } from '../../support/change-stream';
 import { createTestDatabase } from '../../support/database';
@@ -17,7 +17,7 @@ import { until } from '../../support/until';
 import {
   asReturned,
   daysAgo,
-  ndjson,
+  importVisitLines,
   pageRecord,
   type VisitLine,
   visitLine,
@@ -103,24 +103,8 @@ describe('the visits’ change feed', () => {
   }
 
   /** `import-visits` of these lines from standard input; its counts. */
-  async function importVisits(
-    workspaceId: string,
-    lines: VisitLine[],
-    databaseUrl = t.database.url,
-  ): Promise<unknown> {
-    const run = await runAdminCommandWithInput(
-      { DATABASE_URL: databaseUrl },
-      ndjson(lines),
-      'import-visits',
-      '--workspace',
-      workspaceId,
-      '--file',
-      '-',
-      '--json',
-    );
-    expect(run).toMatchObject({ status: 0, stderr: '' });
-    return JSON.parse(run.stdout) as unknown;
-  }
+  const importVisits = (workspaceId: string, lines: VisitLine[], databaseUrl = t.database.url) =>
+    importVisitLines(databaseUrl, workspaceId, lines);
 
   async function tenantWithCompany() {
     const { workspace, key } = await createTenant(t.prisma);

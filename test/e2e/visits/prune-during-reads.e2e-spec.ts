@@ -1,10 +1,16 @@
 import { Client } from 'pg';
-import { adminOn, runAdminCommandWithInput } from '../../support/admin';
+import { adminOn } from '../../support/admin';
 import { createTestApp, type TestApp } from '../../support/app';
 import { createCompany } from '../../support/factories';
 import { createTenant, getWithKey } from '../../support/http';
 import { until } from '../../support/until';
-import { daysAgo, ndjson, plus, type VisitLine, visitLine } from '../../support/visit-records';
+import {
+  daysAgo,
+  importVisitLines,
+  plus,
+  type VisitLine,
+  visitLine,
+} from '../../support/visit-records';
 
 /*
  * `admin prune-visits` drops a month while the API reads visits (docs/admin.md, "Pruning
@@ -50,17 +56,9 @@ describe('prune-visits while the API reads visits', () => {
     old = visitLine(company.id, { startedAt });
     old.pages = old.pages.map((page) => ({ ...page, viewedAt: startedAt }));
     recent = [visitLine(company.id), visitLine(company.id, { startedAt: daysAgo(5) })];
-    const run = await runAdminCommandWithInput(
-      { DATABASE_URL: t.database.url, VISIT_RETENTION_DAYS: '800' },
-      ndjson([old, ...recent]),
-      'import-visits',
-      '--workspace',
-      workspaceId,
-      '--file',
-      '-',
-      '--json',
-    );
-    expect(run).toMatchObject({ status: 0, stderr: '' });
+    await importVisitLines(t.database.url, workspaceId, [old, ...recent], {
+      VISIT_RETENTION_DAYS: '800',
+    });
   }, 60_000);
 
   afterAll(async () => {
