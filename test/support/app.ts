@@ -12,6 +12,9 @@ import { createTestDatabase, type TestDatabase } from './database';
 import { listenOnLoopback } from './raw-http';
 import { installContractCheck } from './openapi-contract';
 
+/** How long the tests' own pool waits to open a connection (below). */
+const TEST_CONNECTION_WAIT_MS = 30_000;
+
 /** A clock the test moves by hand: rate-limit windows end without sleeping. */
 export class ManualClock extends Clock {
   constructor(private current = Date.parse('2026-03-01T09:00:00.000Z')) {
@@ -70,6 +73,12 @@ export async function createTestApp(
       DATABASE_URL: process.env.DATABASE_URL,
       DATABASE_POOLER: process.env.DATABASE_POOLER ?? 'none',
     } as Environment);
+    // The service's bound on opening a connection (CONNECTION_WAIT_MS, 1 s) is the service's
+    // answer to an overloaded database; the tests' own writes are not what a test measures, and
+    // on a machine running a second suite beside this one a connection took longer than that.
+    for (const pool of [testDatabase.pool, testDatabase.priorityPool]) {
+      pool.options.connectionTimeoutMillis = TEST_CONNECTION_WAIT_MS;
+    }
     const prisma = new PrismaService(testDatabase);
     return {
       app,
