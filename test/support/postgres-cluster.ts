@@ -26,6 +26,12 @@ export interface PostgresCluster {
 }
 
 /**
+ * The bound of a set-up hook, per server it starts (initdb, the start, the migrations): one such
+ * set-up took over 60 s beside a second suite on the same two cores. Set-up, not what is tested.
+ */
+export const CLUSTER_SETUP_TIMEOUT_MS = 180_000;
+
+/**
  * initdb, pg_ctl and postgres: those of the major the run is about when it names them
  * (TEST_POSTGRES_BIN: .ci/run runs the suite on several majors, each with its own binaries),
  * otherwise the embedded package's, the newest supported major.

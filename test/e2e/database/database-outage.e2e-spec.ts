@@ -7,7 +7,11 @@ import { applyMigrations } from '../../../src/database/migrator';
 import { createTestApp, type TestApp } from '../../support/app';
 import { createCompany, createLead } from '../../support/factories';
 import { createTenant, expectErrorEnvelope } from '../../support/http';
-import { type PostgresCluster, startPostgresCluster } from '../../support/postgres-cluster';
+import {
+  CLUSTER_SETUP_TIMEOUT_MS,
+  type PostgresCluster,
+  startPostgresCluster,
+} from '../../support/postgres-cluster';
 
 /*
  * The application on a PostgreSQL server of this file's own, which the test stops (as a crash
@@ -38,7 +42,7 @@ beforeAll(async () => {
   ({ key } = tenant);
   const company = await createCompany(t.prisma, tenant.workspace.id);
   await createLead(t.prisma, company);
-}, 60_000);
+}, CLUSTER_SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
   await t?.close();

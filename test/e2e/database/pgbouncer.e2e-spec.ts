@@ -8,7 +8,11 @@ import { waitForLockWaiter } from '../../support/database';
 import { createCompany } from '../../support/factories';
 import { createTenant, getWithKey } from '../../support/http';
 import { type PgBouncer, startPgBouncer } from '../../support/pgbouncer';
-import { type PostgresCluster, startPostgresCluster } from '../../support/postgres-cluster';
+import {
+  CLUSTER_SETUP_TIMEOUT_MS,
+  type PostgresCluster,
+  startPostgresCluster,
+} from '../../support/postgres-cluster';
 
 /*
  * The service behind PgBouncer in transaction pooling mode (a server and a PgBouncer of this
@@ -51,7 +55,7 @@ describeNeeding('pgbouncer', __filename)('behind PgBouncer in transaction poolin
     const tenant = await createTenant(t.prisma);
     key = tenant.key;
     companyId = (await createCompany(t.prisma, tenant.workspace.id)).id;
-  }, 60_000);
+  }, CLUSTER_SETUP_TIMEOUT_MS);
 
   afterAll(async () => {
     await t?.close();

@@ -5,7 +5,11 @@ import { Database } from '../../../src/database/database';
 import { createTestApp, type TestApp } from '../../support/app';
 import { createApiKey, createCompany } from '../../support/factories';
 import { createTenant, getWithKey } from '../../support/http';
-import { type PostgresCluster, startPostgresCluster } from '../../support/postgres-cluster';
+import {
+  CLUSTER_SETUP_TIMEOUT_MS,
+  type PostgresCluster,
+  startPostgresCluster,
+} from '../../support/postgres-cluster';
 import { until } from '../../support/until';
 
 /*
@@ -51,7 +55,7 @@ describe('read replicas', () => {
     key = tenant.key;
     await caughtUp(...replicas);
     await database.replicaReads!.check();
-  }, 120_000);
+  }, 3 * CLUSTER_SETUP_TIMEOUT_MS);
 
   afterAll(async () => {
     await t?.close();
