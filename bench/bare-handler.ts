@@ -18,6 +18,9 @@ import type { Queryable } from '../src/database/queryable';
 import { BodyBudget } from '../src/items/body-budget';
 import { POOL_SIZE, PRIORITY_CONNECTIONS, poolConfig } from '../src/database/pool-config';
 import { planIncludesApiAccess } from '../src/auth/plans';
+import { cursorPage } from '../src/items/cursor-page';
+import { VISIT_STATEMENTS } from '../src/visits/visits.sql';
+import { VISIT_RETENTION_DAYS } from './list-statement';
 
 /**
  * The bare limit's answers: the fastest thing that answers the benchmark's requests with the same
@@ -41,7 +44,8 @@ const LISTS: Record<string, [ListStatements, Selectable]> = {
 };
 
 // The same secret makes the same cursors: the answers stay byte for byte the service's.
-const cursors = new ChangeCursors(new SignedCursors({ API_KEY_SECRET } as Environment));
+const signed = new SignedCursors({ API_KEY_SECRET } as Environment);
+const cursors = new ChangeCursors(signed);
 // A feed's pages run their statement through `query` alone: here the pool's for every workspace,
 // as in the service without its fair queue, sized through a budget of large bodies as the
 // service's is.
@@ -57,6 +61,54 @@ const FEEDS: Record<string, [ChangeFeedPages, string]> = {
   '/v1/companies/changes': [feedPages('companies'), COMPANY_CHANGES_SQL],
   '/v1/leads/changes': [feedPages('leads'), LEAD_CHANGES_SQL],
 };
+
+const VISITS = VISIT_STATEMENTS.for(undefined);
+const COMPANY_VISITS = /^\/v1\/companies\/([^/]+)\/visits$/;
+
+/**
+ * A page of the workspace's visits or of one company's, as src/visits/visits.service.ts reads
+ * it: the same statement and values, the same signed cursor (the page's last start and id).
+ */
+async function visitPage(workspaceId: string, path: string, query: URLSearchParams) {
+  const company = COMPANY_VISITS.exec(path)?.[1];
+  const scope = company === undefined ? 'visits' : `company-visits:${company}`;
+  const cursor = query.get('cursor');
+  const position = cursor === null ? undefined : signed.open(scope, workspaceId, cursor);
+  const space = position?.indexOf(' ') ?? -1;
+  const date = (name: string) => (query.has(name) ? new Date(query.get(name) as string) : null);
+  const values = [
+    workspaceId,
+    VISIT_RETENTION_DAYS,
+    date('since'),
+    date('until'),
+    position === undefined ? null : position.slice(0, space),
+    position === undefined ? null : position.slice(space + 1),
+    Number(query.get('limit') ?? 50),
+    company === undefined ? null : [company],
+    null,
+    null,
+  ];
+  const row = await bodies.read(
+    `visits:${workspaceId}`,
+    async (cap) =>
+      (
+        await pool.query<{
+          has_more: boolean;
+          last_started_at: string | null;
+          last_id: string | null;
+          data: string | null;
+          bytes: number;
+        }>(company === undefined ? VISITS.list : VISITS.companyList, [...values, cap])
+      ).rows[0],
+    (found) => found.data,
+  );
+  if (row === undefined) throw new Error('the visit list statement returned no row');
+  const next =
+    row.has_more && row.last_started_at !== null && row.last_id !== null
+      ? signed.sign(scope, workspaceId, `${row.last_started_at} ${row.last_id}`)
+      : null;
+  return cursorPage(row, next, row.has_more);
+}
 
 function send(response: ServerResponse, status: number, body: string): void {
   response.writeHead(status, {
@@ -97,6 +149,9 @@ export function answerBare(request: IncomingMessage, response: ServerResponse): 
         const cursor = query.get('cursor') ?? undefined;
         const page = { cursor, limit: Number(query.get('limit') ?? 200) };
         return send(response, 200, await pages.page(found.workspaceId, sql, page));
+      }
+      if (path === '/v1/visits' || COMPANY_VISITS.test(path)) {
+        return send(response, 200, await visitPage(found.workspaceId, path, query));
       }
       const list = LISTS[path];
       if (!list) return send(response, 404, '{"statusCode":404}');

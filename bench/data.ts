@@ -18,6 +18,9 @@ export interface BenchScale {
   smallCompanies: number;
   smallLeads: number;
   contactsPerCompany: number;
+  /** Visits of the large workspace and of each small one (each with 1 to 8 page views). */
+  largeVisits: number;
+  smallVisits: number;
 }
 
 export const FULL_SCALE: BenchScale = {
@@ -27,6 +30,8 @@ export const FULL_SCALE: BenchScale = {
   smallCompanies: 5_000,
   smallLeads: 1_500,
   contactsPerCompany: 3,
+  largeVisits: 5_000_000,
+  smallVisits: 1_000,
 };
 
 export const SMOKE_SCALE: BenchScale = {
@@ -36,6 +41,8 @@ export const SMOKE_SCALE: BenchScale = {
   smallCompanies: 500,
   smallLeads: 150,
   contactsPerCompany: 3,
+  largeVisits: 40_000,
+  smallVisits: 100,
 };
 
 export const LARGE_WORKSPACE_ID = 'ws_bench_large';
@@ -345,6 +352,159 @@ async function insertLeads(
   );
 }
 
+// The site's pages: path, title, weight as a landing page, weight as a later page of a visit
+// (index-aligned). Weighted so that, in the default 30-day window of `visitedPage`, about 40 % of
+// the large workspace's companies viewed `/` and about 1 % `/pricing/enterprise`: the two ends of
+// workload (vp).
+const PAGES: [string, string, number, number][] = [
+  ['/', 'Example: know who visits your website', 30, 3],
+  ['/pricing', 'Pricing', 8, 14],
+  ['/pricing/enterprise', 'Enterprise pricing', 0, 0.3],
+  ['/product', 'Product tour', 10, 12],
+  ['/product/integrations', 'Integrations: CRM, Slack and more', 4, 9],
+  ['/customers', 'Customer stories', 5, 8],
+  ['/demo', 'Book a demo', 3, 6],
+  ['/about', 'About us', 3, 4],
+  ['/careers', 'Careers', 4, 3],
+  ['/docs/api', 'API reference', 5, 8],
+  ['/blog/intent-data-explained', 'Intent data, explained', 6, 7],
+  ['/blog/account-based-marketing-playbook', 'The account-based marketing playbook', 6, 7],
+  ['/blog/gdpr-and-b2b-tracking', 'GDPR and B2B tracking', 5, 6],
+  ['/blog/lead-scoring-101', 'Lead scoring 101', 5, 6],
+  ['/blog/crm-hygiene', 'Five habits of a clean CRM', 6, 7],
+];
+/** The page of (vp) that about 1 % of the companies viewed in the default window. */
+export const RARE_PAGE = '/pricing/enterprise';
+// Where visits come from: referrer, source, medium, campaign, term, content (index-aligned with
+// the weights; '' is null).
+const ORIGINS = [
+  ['', '', '', '', '', ''],
+  ['https://www.google.com/', 'google', 'organic', '', '', ''],
+  ['https://www.linkedin.com/', 'linkedin', 'paid_social', 'q4-abm', '', 'carousel-a'],
+  ['', 'newsletter', 'email', 'november-digest', '', ''],
+  ['https://news.ycombinator.com/', 'news.ycombinator.com', 'referral', '', '', ''],
+  ['https://www.google.com/', 'google', 'cpc', 'brand', 'visitor identification', ''],
+];
+const ORIGIN_WEIGHTS = [40, 20, 15, 10, 10, 5];
+const DEVICES = ['desktop', 'mobile', 'tablet', 'other'];
+const DEVICE_WEIGHTS = [70, 25, 4, 1];
+// The companies' countries as ISO codes, and one visit in twenty of unknown country.
+const COUNTRY_CODES = ['FR', 'DE', 'GB', 'ES', 'IT', 'NL', 'BE', 'US', 'CH', ''];
+const VISIT_COUNTRY_WEIGHTS = [...COUNTRY_WEIGHTS.map((w) => w * 0.95), 5];
+// A visit's page count, 1 to 8 (mean 3.42).
+const PAGE_COUNT_WEIGHTS = [20, 20, 18, 14, 10, 8, 6, 4];
+// Visits of up to 393 days ago: within the retention (395) for the whole of a run.
+const VISIT_DAYS = 393;
+// Visits per insert: bounds the transition tables of the change-tracking triggers.
+const VISIT_CHUNK = 1_000_000;
+
+const nullIfEmpty = (sql: string): string => `nullif(${sql}, '')`;
+
+/**
+ * Inserts `perWorkspace` visits with their page views into each of `workspaceIds`, each visit on a
+ * random company among the `companiesPerWorkspace` of its workspace (its id recomputed from its
+ * number: the foreign key checks it). The draws go into a temporary table first, in the order of
+ * one series: each visit's start (squared towards the present), origin, device, country, page
+ * count, time on page, and its pages, the landing page from one set of weights and the others
+ * from another. Visits and page views are then inserted through the real tables, triggers on, a
+ * million visits at a time, in start order, as visits arrive.
+ */
+async function insertVisits(
+  client: Client,
+  workspaceIds: string[],
+  perWorkspace: number,
+  companiesPerWorkspace: number,
+  now: Date,
+  log: (line: string) => void,
+): Promise<void> {
+  const paths = arr(PAGES.map(([path]) => path));
+  const titles = arr(PAGES.map(([, title]) => title));
+  await client.query(
+    `CREATE TEMP TABLE bench_visits ON COMMIT DROP AS
+     SELECT i, ws, 'vi_' || left(md5(ws || ':visit:' || n), 20) AS id,
+       ${companyId('ws', 'company_n')} AS company_id, started_at, pages, gap, origin, device,
+       country,
+       ARRAY(SELECT CASE WHEN k = 1 THEN ${weighted(PAGES.map(([, , landing]) => landing))}
+           ELSE ${weighted(PAGES.map(([, , , later]) => later))} END
+         FROM generate_series(1, pages) AS k) AS page_list
+     FROM (
+       SELECT i, ($1::text[])[(i - 1) / $2 + 1] AS ws, (i - 1) % $2 + 1 AS n,
+         ${uniform(companiesPerWorkspace)} AS company_n,
+         date_trunc('milliseconds',
+           $3::timestamptz - interval '1 hour' - interval '${VISIT_DAYS} days' * random() ^ 2)
+           AS started_at,
+         ${weighted(PAGE_COUNT_WEIGHTS)} AS pages,
+         10 + floor(random() * 170)::int AS gap,
+         ${weighted(ORIGIN_WEIGHTS)} AS origin,
+         ${weighted(DEVICE_WEIGHTS)} AS device,
+         ${weighted(VISIT_COUNTRY_WEIGHTS)} AS country
+       FROM generate_series(1, $2 * cardinality($1::text[])) AS i
+     ) g`,
+    [workspaceIds, perWorkspace, now],
+  );
+  await client.query('CREATE INDEX ON bench_visits (i)');
+  const total = perWorkspace * workspaceIds.length;
+  for (let first = 1; first <= total; first += VISIT_CHUNK) {
+    const chunk = [first, Math.min(total, first + VISIT_CHUNK - 1)];
+    const started = Date.now();
+    await client.query(
+      `INSERT INTO visits (workspace_id, id, company_id, started_at, ended_at, page_view_count,
+         landing_page, referrer, source, medium, campaign, term, content, device_type, country)
+       SELECT ws, id, company_id, started_at, started_at + (pages - 1) * gap * interval '1 second',
+         pages, (${paths})[page_list[1]],
+         ${[1, 2, 3, 4, 5, 6].map((c) => nullIfEmpty(`(${arr2(ORIGINS)})[origin][${c}]`)).join(', ')},
+         (${arr(DEVICES)})[device]::"DeviceType", ${nullIfEmpty(`(${arr(COUNTRY_CODES)})[country]`)}
+       FROM bench_visits WHERE i BETWEEN $1 AND $2
+       ORDER BY started_at, id`,
+      chunk,
+    );
+    await client.query(
+      `INSERT INTO page_views (workspace_id, visit_id, visit_started_at, position, company_id,
+         hostname, path, title, viewed_at, seconds_on_page)
+       SELECT v.ws, v.id, v.started_at, (p.k - 1)::smallint, v.company_id, 'www.example.com',
+         (${paths})[p.page], (${titles})[p.page],
+         v.started_at + (p.k - 1) * v.gap * interval '1 second',
+         CASE WHEN p.k < v.pages THEN v.gap END
+       FROM bench_visits v, unnest(v.page_list) WITH ORDINALITY AS p(page, k)
+       WHERE v.i BETWEEN $1 AND $2
+       ORDER BY v.started_at, v.id, p.k`,
+      chunk,
+    );
+    log(`  visits ${chunk[0]} to ${chunk[1]}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }
+  await client.query('DROP TABLE bench_visits');
+}
+
+/** What the visit tables hold and weigh on disk (heap, TOAST and indexes of every partition). */
+export interface VisitStorage {
+  visits: number;
+  pageViews: number;
+  visitBytes: number;
+  pageViewBytes: number;
+  /** visit_changes: the feed's one row per visit. */
+  changeBytes: number;
+}
+
+export async function visitStorage(client: Client): Promise<VisitStorage> {
+  const { rows } = await client.query<Record<keyof VisitStorage, string>>(
+    `SELECT (SELECT count(*) FROM visits) AS visits,
+       (SELECT count(*) FROM page_views) AS "pageViews",
+       (SELECT coalesce(sum(pg_total_relation_size(inhrelid)), 0) FROM pg_inherits
+         WHERE inhparent = 'visits'::regclass) AS "visitBytes",
+       (SELECT coalesce(sum(pg_total_relation_size(inhrelid)), 0) FROM pg_inherits
+         WHERE inhparent = 'page_views'::regclass) AS "pageViewBytes",
+       pg_total_relation_size('visit_changes') AS "changeBytes"`,
+  );
+  const row = rows[0];
+  return {
+    visits: Number(row.visits),
+    pageViews: Number(row.pageViews),
+    visitBytes: Number(row.visitBytes),
+    pageViewBytes: Number(row.pageViewBytes),
+    changeBytes: Number(row.changeBytes),
+  };
+}
+
 /** Fills an empty, migrated database. `now` anchors every date. Logs progress through `log`. */
 export async function generateBenchData(
   client: Client,
@@ -365,8 +525,15 @@ export async function generateBenchData(
       ids: [LARGE_WORKSPACE_ID],
       companies: scale.largeCompanies,
       leads: scale.largeLeads,
+      visits: scale.largeVisits,
     },
-    { label: 'small', ids: small, companies: scale.smallCompanies, leads: scale.smallLeads },
+    {
+      label: 'small',
+      ids: small,
+      companies: scale.smallCompanies,
+      leads: scale.smallLeads,
+      visits: scale.smallVisits,
+    },
   ];
 
   // One transaction: a failed run leaves nothing half-made behind.
@@ -406,6 +573,16 @@ export async function generateBenchData(
         insertLeads(client, g.ids, g.leads, g.companies, now),
       );
     }
+    // Every month of the visits has its partitions (the migration made 13 months back).
+    await client.query(
+      `SELECT visit_partitions_make($1::timestamptz - interval '${VISIT_DAYS + 2} days', $1)`,
+      [now],
+    );
+    for (const g of groups) {
+      await phase(`visits and page views (${g.label}, ${g.ids.length * g.visits} visits)`, () =>
+        insertVisits(client, g.ids, g.visits, g.companies, now, log),
+      );
+    }
     await phase('commit', () => client.query('COMMIT'));
   } catch (err) {
     // The original error is the one worth reporting, even if the connection is gone.
@@ -415,7 +592,8 @@ export async function generateBenchData(
 
   // Outside the transaction (VACUUM refuses to run in one): fresh statistics for the planner and a
   // visibility map that lets index-only scans skip the table.
-  for (const table of ['workspaces', 'companies', 'contacts', 'leads']) {
+  const tables = ['workspaces', 'companies', 'contacts', 'leads'];
+  for (const table of [...tables, 'visits', 'page_views', 'visit_changes']) {
     await phase(`vacuum analyze ${table}`, () => client.query(`VACUUM (ANALYZE) ${table}`));
   }
   log(`total: ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -14,8 +14,9 @@ function literal(value: SqlValue): string {
   if (value === null || value === undefined) return 'NULL';
   if (typeof value === 'number') return String(value);
   if (value instanceof Date) return `'${value.toISOString()}'`;
-  // An array of enumeration values (a filter's): plain words, no quoting needed inside.
-  const text = Array.isArray(value) ? `{${value.join(',')}}` : value;
+  // An array's elements quoted: paths and page ranges hold `/`, `,` or control characters.
+  const quoted = (element: string) => `"${element.replaceAll(/["\\]/g, '\\$&')}"`;
+  const text = Array.isArray(value) ? `{${value.map(quoted).join(',')}}` : value;
   return `'${text.replaceAll("'", "''")}'`;
 }
 

@@ -1,4 +1,5 @@
-import type { BenchScale } from './data';
+import type { BenchScale, VisitStorage } from './data';
+import { renderVisitImport, VISIT_IMPORT_TARGETS, type VisitImportRuns } from './visit-import';
 import { renderCompression, type CompressionLevels } from './compression';
 import {
   IMPORT_TARGETS,
@@ -30,6 +31,8 @@ export interface Report {
   connections: number;
   /** Seconds the data took to generate, undefined when reused. */
   generation: number | undefined;
+  /** The visit tables' rows and size, and the share of companies that viewed (vp)'s pages. */
+  visitData: { storage: VisitStorage; shares: { page: string; share: number }[] };
   machine: Machine;
   /** The Node versions the servers ran on, and the service's node flags. */
   node: { shipped: string; older: string; serviceFlags: string[] };
@@ -53,6 +56,8 @@ export interface Report {
   refusalCost?: RefusalCost;
   /** (q) the fair queue's CPU per statement. */
   fairQueueCost?: FairQueueCost;
+  /** (vi) the visit import against COPY, tracking on and off. */
+  visitImport?: VisitImportRuns;
 }
 
 const SERVER_TITLES: Record<string, string> = {
@@ -86,10 +91,14 @@ export function renderReport(report: Report): string {
     `- Data: one workspace of ${scale.largeCompanies.toLocaleString('en')} companies ` +
       `(${scale.contactsPerCompany} contacts each) and ${scale.largeLeads.toLocaleString('en')} leads, ` +
       `plus ${scale.smallWorkspaces} workspaces of ${scale.smallCompanies.toLocaleString('en')} companies ` +
-      `and ${scale.smallLeads.toLocaleString('en')} leads` +
+      `and ${scale.smallLeads.toLocaleString('en')} leads; ` +
+      `${scale.largeVisits.toLocaleString('en')} visits in the large workspace and ` +
+      `${scale.smallVisits.toLocaleString('en')} in each small one (1 to 8 page views each, ` +
+      'over 393 days, denser towards the present)' +
       (report.generation === undefined
         ? ' (reused from a previous run).'
         : `, generated in ${number(report.generation)} s.`),
+    visitDataLine(report.visitData),
     `- Load: autocannon, ${report.connections} connections (c1 and the feed pages g1–g3: one), ` +
       'per workload the servers in the order ' +
       `${report.smoke ? 'each once' : 'service, metrics, bare, service and bare on the older Node (on (a), (e) and (z) only) with naive and the frameworks alone (on (a), (e), (f) and (z)) between them, bare, metrics, service'} ` +
@@ -183,6 +192,9 @@ export function renderReport(report: Report): string {
   };
   lines.push(...renderCompression(load('b'), load('b-br'), report.compressionLevels));
   if (report.imports) lines.push(...renderImports(report.imports), '');
+  if (report.visitImport) {
+    lines.push(...renderVisitImport(report.visitImport), '', visitBytesLine(report), '');
+  }
   if (report.webhooks) lines.push(...renderWebhooks(report.webhooks), '');
   if (report.noisyNeighbour) lines.push(...renderNoisyNeighbour(report.noisyNeighbour), '');
   if (report.manyTenants) lines.push(...renderManyTenants(report.manyTenants), '');
@@ -206,6 +218,33 @@ export function renderReport(report: Report): string {
     lines.push(`| ${target} | ${measured} | ${verdict} |`);
   }
   return lines.join('\n');
+}
+
+/** The visit tables' size on disk and the shares of (vp)'s pages, for the settings' list. */
+function visitDataLine({ storage, shares }: Report['visitData']): string {
+  const mb = (bytes: number) => `${(bytes / 1e6).toFixed(0)} MB`;
+  return (
+    `- Visits: ${storage.visits.toLocaleString('en')} visits and ` +
+    `${storage.pageViews.toLocaleString('en')} page views, on disk (heap, TOAST and indexes of ` +
+    `every partition) ${mb(storage.visitBytes)} of visits and ${mb(storage.pageViewBytes)} of ` +
+    `page views, ${number(storage.visitBytes / storage.visits)} bytes per visit and ` +
+    `${number(storage.pageViewBytes / storage.pageViews)} per page view, plus ` +
+    `${mb(storage.changeBytes)} of visit_changes. Companies of the large workspace that viewed ` +
+    `a page in the last 30 days: ${shares
+      .map(({ page, share }) => `${page} ${(100 * share).toFixed(1)} %`)
+      .join(', ')}.`
+  );
+}
+
+/** Bytes per page view on disk beside the NDJSON's, from (vi)'s file. */
+function visitBytesLine({ visitData: { storage }, visitImport }: Report): string {
+  const onDisk = (storage.visitBytes + storage.pageViewBytes) / storage.pageViews;
+  const ndjson = (visitImport?.fileBytes ?? NaN) / (visitImport?.pageViews ?? NaN);
+  return (
+    `Bytes per page view: ${number(onDisk)} on disk (its share of its visit's row included, ` +
+    `the large data's mean of ${(storage.pageViews / storage.visits).toFixed(2)} pages a visit), ` +
+    `${number(ndjson)} in the import's NDJSON (3 pages a visit).`
+  );
 }
 
 function renderSync({
@@ -373,6 +412,7 @@ function targets(report: Report, find: Find): TargetRow[] {
     ...WORKLOADS.flatMap(({ id, targets }) => targetRows(id, on(id), targets ?? [])),
     ...targetRows('h', report.sync, SYNC_TARGETS),
     ...targetRows('i', report.imports, IMPORT_TARGETS),
+    ...targetRows('vi', report.visitImport, VISIT_IMPORT_TARGETS),
     ...targetRows('w', report.webhooks, WEBHOOK_TARGETS),
     ...targetRows('n', report.noisyNeighbour, NOISY_NEIGHBOUR_TARGETS),
     ...targetRows('s', stream, CHANGE_STREAM_TARGETS),

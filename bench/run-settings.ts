@@ -56,15 +56,19 @@ export const seconds = Number(process.env.BENCH_SECONDS ?? (smoke ? 1 : 10));
 export const warmupSeconds = smoke ? 0.5 : 2;
 export const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
 export const secret = randomBytes(32).toString('base64url');
-// Signs cursors at any position of the feeds, as the servers (given the same secret) do.
-export const cursors = new ChangeCursors(
-  new SignedCursors({ API_KEY_SECRET: secret } as Environment),
-);
+// Signs cursors at any position of the feeds and the visit lists, as the servers (given the same
+// secret) do.
+export const signedCursors = new SignedCursors({ API_KEY_SECRET: secret } as Environment);
+export const cursors = new ChangeCursors(signedCursors);
 // Changes per feed page (the feed's maximum), and items per page of the offset sync (the list's).
 export const FEED_LIMIT = 1000;
 export const LIST_LIMIT = 200;
 // Companies (with their contacts) per import of workload i, and pairs of imports, on and off.
 export const IMPORT = smoke ? { companies: 1_000, rounds: 1 } : { companies: 10_000, rounds: 5 };
+// Page views per visit import of (vi), and rounds of three (import on, COPY, import off).
+export const VISIT_IMPORT = smoke
+  ? { pageViews: 10_000, rounds: 1 }
+  : { pageViews: 1_000_000, rounds: 3 };
 // (w) Changes committed per second while webhooks are measured: above the 500 events/s target.
 export const WEBHOOK_RATE = 600;
 // Every date of the data and of the `since` filters is relative to this instant.

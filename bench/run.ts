@@ -1,6 +1,6 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LARGE_WORKSPACE_ID, smallWorkspaceId } from './data';
+import { LARGE_WORKSPACE_ID, smallWorkspaceId, visitStorage } from './data';
 import { checkFeedPages, measureImports, measureSync } from './feeds';
 import { cpuSeconds } from './compression';
 import { renderReport, type Report } from './report';
@@ -11,10 +11,13 @@ import { lookupValues } from './lookups';
 import { measureManyTenants } from './many-tenants';
 import { measureNoisyNeighbour } from './noisy-neighbour';
 import { measureRefusalCost } from './refusal-cost';
+import { measureVisitImport } from './visit-import';
 import {
   FEED_LIMIT,
   IMPORT,
   LIST_LIMIT,
+  VISIT_IMPORT,
+  now,
   ROOT,
   type ServerName,
   WEBHOOK_RATE,
@@ -41,6 +44,7 @@ import {
   revalidatedPage,
   workloadContext,
 } from './workloads';
+import { locateVisitCases, visitedShares } from './visit-workloads';
 import { type Workload, type WorkloadContext, workloadOf } from './workload';
 import {
   ORDER,
@@ -238,6 +242,29 @@ const WITHOUT_SERVERS: Special[] = [
       return { imports };
     },
   },
+  {
+    id: 'vi',
+    measure: async (run) => {
+      log(
+        `visit imports of ${VISIT_IMPORT.pageViews} page views, ${VISIT_IMPORT.rounds} rounds ` +
+          'of the import with tracking on, COPY, and the import with tracking off',
+      );
+      const visitImport = await withClient(run.databaseUrl, (client) =>
+        measureVisitImport(
+          client,
+          {
+            cli: join(ROOT, 'dist', 'cli', 'main.js'),
+            env: { DATABASE_URL: run.databaseUrl, API_KEY_SECRET: secret },
+            sourceWorkspace: LARGE_WORKSPACE_ID,
+            ...VISIT_IMPORT,
+            now,
+          },
+          log,
+        ),
+      );
+      return { visitImport };
+    },
+  },
 ];
 
 /**
@@ -311,7 +338,8 @@ function checkRun(report: Report): void {
  *   recreated. Default: the local PostgreSQL on 5432 if it answers, else an embedded one.
  * - BENCH_SECONDS (each measured period), BENCH_CONNECTIONS; BENCH_WORKLOADS=a,e to run only
  *   those (the report then goes to the temporary directory): the request workloads' ids
- *   (workloads.ts) and the other measurements' (h, s, n, t, x, w, q, i above).
+ *   (workloads.ts, visit-workloads.ts) and the other measurements' (h, s, n, t, x, w, q, i, vi
+ *   above).
  * - --reuse-data: keep the data of a previous run of the same scale (while iterating).
  */
 async function main(): Promise<void> {
@@ -325,7 +353,11 @@ async function main(): Promise<void> {
     const feedPages = (await locateFeedPages(database.url)).filter(selected);
     const revalidated = await revalidatedPage(database.url);
     const lookups = await lookupValues(database.url);
-    const context = workloadContext(keys, feedPages, revalidated, lookups);
+    const visits = await locateVisitCases(database.url);
+    const storage = await withClient(database.url, visitStorage);
+    const shares = await visitedShares(database.url);
+    log(`visits: ${JSON.stringify(storage)}; viewed by: ${JSON.stringify(shares)}`);
+    const context = workloadContext(keys, feedPages, revalidated, lookups, visits);
     const workloads = WORKLOADS.filter(selected).map((declared) => workloadOf(declared, context));
     const report: Report = {
       smoke,
@@ -333,6 +365,7 @@ async function main(): Promise<void> {
       seconds,
       connections,
       generation,
+      visitData: { storage, shares },
       machine: await describeMachine(database.url),
       node: { ...nodeVersions(), serviceFlags: SERVICE_NODE_FLAGS },
       startup: {},

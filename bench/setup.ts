@@ -52,11 +52,15 @@ export async function prepareData(url: string): Promise<number | undefined> {
   const name = new URL(url).pathname.slice(1);
   if (reuseData && (await answers(url))) {
     const filled = await withClient(url, async (client) => {
-      const { rows } = await client.query<{ n: string }>(
-        'SELECT count(*) AS n FROM companies WHERE workspace_id = $1',
+      const { rows } = await client.query<{ companies: string; visits: string }>(
+        `SELECT (SELECT count(*) FROM companies WHERE workspace_id = $1) AS companies,
+           (SELECT count(*) FROM visits WHERE workspace_id = $1) AS visits`,
         [LARGE_WORKSPACE_ID],
       );
-      return Number(rows[0].n) === scale.largeCompanies;
+      return (
+        Number(rows[0].companies) === scale.largeCompanies &&
+        Number(rows[0].visits) === scale.largeVisits
+      );
     }).catch(() => false);
     if (filled) {
       log(`reusing the data of ${name}`);

@@ -29,6 +29,8 @@ const SCALE = {
   smallCompanies: 1_000,
   smallLeads: 300,
   contactsPerCompany: 3,
+  largeVisits: 0,
+  smallVisits: 0,
 };
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 

@@ -1,6 +1,7 @@
 import type { FeedPosition } from './feeds';
 import type { LookupValues } from './lookups';
 import type { ServerName } from './run-settings';
+import type { VisitCases } from './visit-workloads';
 import type { WorkloadTarget } from './targets';
 
 /*
@@ -56,6 +57,8 @@ export interface WorkloadContext {
   revalidated: { path: string; etag: string };
   /** Domains and texts of the large workspace, for (l) and (l1). */
   lookups: LookupValues;
+  /** Companies with visits and a deep cursor, for (v) and (v2d). */
+  visits: VisitCases;
 }
 
 /**

@@ -15,6 +15,7 @@ import { LARGE_WORKSPACE_ID, smallWorkspaceId } from './data';
 import { companyFeedPosition, type FeedPosition } from './feeds';
 import { FEED_LIMIT, cursors, now, scale, secret } from './run-settings';
 import { withClient } from './with-client';
+import { VISIT_WORKLOADS, type VisitCases } from './visit-workloads';
 import { FRAMEWORK_ALONE, ON_OLDER_NODE, SERVERS, WITH_METRICS } from './servers';
 import {
   type WorkloadTarget,
@@ -155,7 +156,12 @@ function feedPage(id: string, title: string, targets: WorkloadTarget[] = []): Wo
 }
 
 /** A filter of the large workspace's companies (docs/api.md, "Filters"): the naive server has none. */
-function filtered(id: string, title: string, query: string): WorkloadDeclaration {
+function filtered(
+  id: string,
+  title: string,
+  query: string,
+  targets: WorkloadTarget[] = [],
+): WorkloadDeclaration {
   return {
     id,
     title: `${title} (${decodeURIComponent(query)})`,
@@ -165,6 +171,7 @@ function filtered(id: string, title: string, query: string): WorkloadDeclaration
     connections: query.includes('since=') ? 1 : undefined,
     servers: ['service', 'bare'],
     statements: companies,
+    targets,
   };
 }
 
@@ -280,6 +287,7 @@ export const WORKLOADS: WorkloadDeclaration[] = [
     'k3',
     'crmStatus=new, since 30 days, page one',
     `crmStatus=new&since=${encodeURIComponent(ago(24 * 30))}&limit=50`,
+    [latencyAgainstWorkload('p50', 'd', 3)],
   ),
   // The lookups (docs/api.md, "Lookups"): (l) at the run's concurrency, against the database
   // alone at the same (a domain is under a millisecond of it, which 10 clients on two cores make
@@ -388,6 +396,7 @@ export const WORKLOADS: WorkloadDeclaration[] = [
     statements: (request, context) => context.leads(request),
     targets: [throughputAgainst('bare', 0.85)],
   },
+  ...VISIT_WORKLOADS,
 ];
 
 /** (b)'s requests: every offset of every small workspace, by pages of 200. */
@@ -406,6 +415,7 @@ export function workloadContext(
   feedPages: FeedPageCase[],
   revalidated: { path: string; etag: string },
   lookups: LookupValues,
+  visits: VisitCases,
 ): WorkloadContext {
   const keyOf = (workspace: string): string => {
     const key = keys.get(workspace);
@@ -423,7 +433,8 @@ export function workloadContext(
     ({ path, key }: Request): [string, SqlValue[]][] => {
       const query = new URL(path, 'http://bench').searchParams;
       const workspace = workspaceOfKey.get(key) ?? '';
-      return [keyLookup(key), listStatement(statements, selectable, workspace, query)];
+      const [sql, values] = listStatement(statements, selectable, workspace, query);
+      return [keyLookup(key), [sql, values as SqlValue[]]];
     };
   return {
     keyOf,
@@ -436,6 +447,7 @@ export function workloadContext(
     feedPages: new Map(feedPages.map(({ id, after }) => [id, after])),
     revalidated,
     lookups,
+    visits,
   };
 }
 
