@@ -32,7 +32,7 @@ export interface Report {
   /** Seconds the data took to generate, undefined when reused. */
   generation: number | undefined;
   /** The visit tables' rows and size, and the share of companies that viewed (vp)'s pages. */
-  visitData: { storage: VisitStorage; shares: { page: string; share: number }[] };
+  visitData?: { storage: VisitStorage; shares: { page: string; share: number }[] };
   machine: Machine;
   /** The Node versions the servers ran on, and the service's node flags. */
   node: { shipped: string; older: string; serviceFlags: string[] };
@@ -98,7 +98,7 @@ export function renderReport(report: Report): string {
       (report.generation === undefined
         ? ' (reused from a previous run).'
         : `, generated in ${number(report.generation)} s.`),
-    visitDataLine(report.visitData),
+    ...(report.visitData ? [visitDataLine(report.visitData)] : []),
     `- Load: autocannon, ${report.connections} connections (c1 and the feed pages g1–g3: one), ` +
       'per workload the servers in the order ' +
       `${report.smoke ? 'each once' : 'service, metrics, bare, service and bare on the older Node (on (a), (e) and (z) only) with naive and the frameworks alone (on (a), (e), (f) and (z)) between them, bare, metrics, service'} ` +
@@ -221,7 +221,7 @@ export function renderReport(report: Report): string {
 }
 
 /** The visit tables' size on disk and the shares of (vp)'s pages, for the settings' list. */
-function visitDataLine({ storage, shares }: Report['visitData']): string {
+function visitDataLine({ storage, shares }: NonNullable<Report['visitData']>): string {
   const mb = (bytes: number) => `${(bytes / 1e6).toFixed(0)} MB`;
   return (
     `- Visits: ${storage.visits.toLocaleString('en')} visits and ` +
@@ -237,7 +237,9 @@ function visitDataLine({ storage, shares }: Report['visitData']): string {
 }
 
 /** Bytes per page view on disk beside the NDJSON's, from (vi)'s file. */
-function visitBytesLine({ visitData: { storage }, visitImport }: Report): string {
+function visitBytesLine({ visitData, visitImport }: Report): string {
+  if (!visitData) return '';
+  const { storage } = visitData;
   const onDisk = (storage.visitBytes + storage.pageViewBytes) / storage.pageViews;
   const ndjson = (visitImport?.fileBytes ?? NaN) / (visitImport?.pageViews ?? NaN);
   return (

@@ -27,6 +27,8 @@ const partial: Report = {
     smallWorkspaces: 200,
     smallCompanies: 5_000,
     smallLeads: 1_500,
+    largeVisits: 5_000_000,
+    smallVisits: 1_000,
   },
   seconds: 10,
   connections: 10,
