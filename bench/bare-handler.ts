@@ -89,7 +89,7 @@ async function visitPage(workspaceId: string, path: string, query: URLSearchPara
     null,
   ];
   const row = await bodies.read(
-    `visits:${workspaceId}`,
+    `${company === undefined ? 'visits' : 'company-visits'}:${workspaceId}`,
     async (cap) =>
       (
         await pool.query<{
