@@ -13,14 +13,12 @@ import { COMPANY_SELECTABLE } from '../src/companies/company.fields';
 import type { Selectable } from '../src/items/field-selection';
 import { LEAD_SELECTABLE } from '../src/leads/lead.fields';
 import type { ListStatements } from '../src/items/list-page';
-import { listStatement } from './list-statement';
+import { listStatement, visitListStatement } from './list-statement';
 import type { Queryable } from '../src/database/queryable';
 import { BodyBudget } from '../src/items/body-budget';
 import { POOL_SIZE, PRIORITY_CONNECTIONS, poolConfig } from '../src/database/pool-config';
 import { planIncludesApiAccess } from '../src/auth/plans';
 import { cursorPage } from '../src/items/cursor-page';
-import { VISIT_STATEMENTS } from '../src/visits/visits.sql';
-import { VISIT_RETENTION_DAYS } from './list-statement';
 
 /**
  * The bare limit's answers: the fastest thing that answers the benchmark's requests with the same
@@ -62,34 +60,14 @@ const FEEDS: Record<string, [ChangeFeedPages, string]> = {
   '/v1/leads/changes': [feedPages('leads'), LEAD_CHANGES_SQL],
 };
 
-const VISITS = VISIT_STATEMENTS.for(undefined);
-const COMPANY_VISITS = /^\/v1\/companies\/([^/]+)\/visits$/;
-
 /**
  * A page of the workspace's visits or of one company's, as src/visits/visits.service.ts reads
  * it: the same statement and values, the same signed cursor (the page's last start and id).
  */
 async function visitPage(workspaceId: string, path: string, query: URLSearchParams) {
-  const company = COMPANY_VISITS.exec(path)?.[1];
-  const scope = company === undefined ? 'visits' : `company-visits:${company}`;
-  const cursor = query.get('cursor');
-  const position = cursor === null ? undefined : signed.open(scope, workspaceId, cursor);
-  const space = position?.indexOf(' ') ?? -1;
-  const date = (name: string) => (query.has(name) ? new Date(query.get(name) as string) : null);
-  const values = [
-    workspaceId,
-    VISIT_RETENTION_DAYS,
-    date('since'),
-    date('until'),
-    position === undefined ? null : position.slice(0, space),
-    position === undefined ? null : position.slice(space + 1),
-    Number(query.get('limit') ?? 50),
-    company === undefined ? null : [company],
-    null,
-    null,
-  ];
+  const { sql, values, scope, company } = visitListStatement(workspaceId, path, query, signed);
   const row = await bodies.read(
-    `${company === undefined ? 'visits' : 'company-visits'}:${workspaceId}`,
+    `${company ? 'company-visits' : 'visits'}:${workspaceId}`,
     async (cap) =>
       (
         await pool.query<{
@@ -98,7 +76,7 @@ async function visitPage(workspaceId: string, path: string, query: URLSearchPara
           last_id: string | null;
           data: string | null;
           bytes: number;
-        }>(company === undefined ? VISITS.list : VISITS.companyList, [...values, cap])
+        }>(sql, [...values, cap])
       ).rows[0],
     (found) => found.data,
   );
@@ -150,7 +128,7 @@ export function answerBare(request: IncomingMessage, response: ServerResponse): 
         const page = { cursor, limit: Number(query.get('limit') ?? 200) };
         return send(response, 200, await pages.page(found.workspaceId, sql, page));
       }
-      if (path === '/v1/visits' || COMPANY_VISITS.test(path)) {
+      if (path === '/v1/visits' || /^\/v1\/companies\/[^/]+\/visits$/.test(path)) {
         return send(response, 200, await visitPage(found.workspaceId, path, query));
       }
       const list = LISTS[path];

@@ -2,6 +2,8 @@ import { parseFields, type Selectable, type Selection } from '../src/items/field
 import { givenFilters, parseFilter } from '../src/items/filters';
 import type { ListStatements } from '../src/items/list-page';
 import { Environment } from '../src/config/environment';
+import type { SignedCursors } from '../src/items/signed-cursors';
+import { VISIT_STATEMENTS } from '../src/visits/visits.sql';
 
 /** The retention the servers run with: the configuration's default. */
 export const VISIT_RETENTION_DAYS = new Environment().VISIT_RETENTION_DAYS;
@@ -41,4 +43,43 @@ export function listStatement(
       ...filters.values,
     ],
   ];
+}
+
+const COMPANY_VISITS = /^\/v1\/companies\/([^/]+)\/visits$/;
+
+/**
+ * A visit list request's statement (sized: its cap comes last) and its values before the cap, as
+ * src/visits/visits.service.ts binds them, with the cursor opened by `cursors` under the list's
+ * scope; `scope` signs the page's next cursor.
+ */
+export function visitListStatement(
+  workspaceId: string,
+  path: string,
+  query: URLSearchParams,
+  cursors: SignedCursors,
+): { sql: string; values: unknown[]; scope: string; company: boolean } {
+  const company = COMPANY_VISITS.exec(path)?.[1];
+  const scope = company === undefined ? 'visits' : `company-visits:${company}`;
+  const cursor = query.get('cursor');
+  const position = cursor === null ? undefined : cursors.open(scope, workspaceId, cursor);
+  const space = position?.indexOf(' ') ?? -1;
+  const date = (name: string) => (query.has(name) ? new Date(query.get(name) as string) : null);
+  const statements = VISIT_STATEMENTS.for(undefined);
+  return {
+    sql: company === undefined ? statements.list : statements.companyList,
+    values: [
+      workspaceId,
+      VISIT_RETENTION_DAYS,
+      date('since'),
+      date('until'),
+      position === undefined ? null : position.slice(0, space),
+      position === undefined ? null : position.slice(space + 1),
+      Number(query.get('limit') ?? 50),
+      company === undefined ? null : [company],
+      null,
+      null,
+    ],
+    scope,
+    company: company !== undefined,
+  };
 }

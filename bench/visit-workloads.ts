@@ -1,7 +1,6 @@
 import { VISITED_SINCE_DEFAULT_DAYS } from '../src/companies/company.fields';
-import { VISIT_STATEMENTS } from '../src/visits/visits.sql';
 import { LARGE_WORKSPACE_ID, RARE_PAGE } from './data';
-import { VISIT_RETENTION_DAYS } from './list-statement';
+import { visitListStatement } from './list-statement';
 import { now, scale, signedCursors, smoke } from './run-settings';
 import {
   latencyAgainst,
@@ -66,32 +65,13 @@ const NO_CAP = 1 << 30;
 /** A visit list request's statements, as the service runs them: the key lookup, then the page. */
 function visitStatements(request: Request, context: WorkloadContext): [string, SqlValue[]][] {
   const url = new URL(request.path, 'http://bench');
-  const company = /^\/v1\/companies\/([^/]+)\/visits$/.exec(url.pathname)?.[1];
-  const query = url.searchParams;
-  const cursor = query.get('cursor');
-  const position =
-    cursor === null ? undefined : signedCursors.open('visits', LARGE_WORKSPACE_ID, cursor);
-  const space = position?.indexOf(' ') ?? -1;
-  const statements = VISIT_STATEMENTS.for(undefined);
-  return [
-    context.keyLookup(request.key),
-    [
-      company === undefined ? statements.list : statements.companyList,
-      [
-        LARGE_WORKSPACE_ID,
-        VISIT_RETENTION_DAYS,
-        query.has('since') ? new Date(query.get('since') as string) : null,
-        null,
-        position === undefined ? null : position.slice(0, space),
-        position === undefined ? null : position.slice(space + 1),
-        Number(query.get('limit') ?? 50),
-        company === undefined ? null : [company],
-        null,
-        null,
-        NO_CAP,
-      ],
-    ],
-  ];
+  const { sql, values } = visitListStatement(
+    LARGE_WORKSPACE_ID,
+    url.pathname,
+    url.searchParams,
+    signedCursors,
+  );
+  return [context.keyLookup(request.key), [sql, [...values, NO_CAP] as SqlValue[]]];
 }
 
 const recentVisits = (cursor?: string) => {
