@@ -332,7 +332,8 @@ async function changeTriggers(client: Client): Promise<Map<string, string[]>> {
   return triggers;
 }
 
-async function setTracking(
+/** Turns the named triggers of each table on or off, a statement per table. */
+export async function setTracking(
   client: Client,
   triggers: Map<string, string[]>,
   on: boolean,
@@ -345,7 +346,7 @@ async function setTracking(
   }
 }
 
-async function countRows(
+export async function countRows(
   client: Client,
   table: string,
   where: string,

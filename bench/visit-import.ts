@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Client } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+import { countRows, setTracking } from './feeds';
 import { residentMb } from './servers';
 import { median, type Target } from './targets';
 
@@ -15,13 +16,13 @@ const PAGES_PER_VISIT = 3;
 const COMPANIES = 1_000;
 
 /** The visit feed's tracking (migration 20261203000000_visit_changes): its triggers by table. */
-const TRACKING: [table: string, triggers: string[]][] = [
+const TRACKING = new Map([
   ['visits', ['visits_changes_insert', 'visits_changes_update', 'visits_changes_delete']],
   [
     'page_views',
     ['page_views_changes_insert', 'page_views_changes_update', 'page_views_changes_delete'],
   ],
-];
+]);
 
 export interface VisitImportRuns {
   visits: number;
@@ -150,32 +151,20 @@ async function writeFiles(dir: string, visits: number, now: Date) {
   return files;
 }
 
-async function setTracking(client: Client, on: boolean): Promise<void> {
-  for (const [table, triggers] of TRACKING) {
-    for (const trigger of triggers) {
-      await client.query(`ALTER TABLE ${table} ${on ? 'ENABLE' : 'DISABLE'} TRIGGER ${trigger}`);
-    }
-  }
-}
-
-async function count(client: Client, table: string): Promise<number> {
-  const { rows } = await client.query<{ n: string }>(
-    `SELECT count(*) AS n FROM ${table} WHERE workspace_id = $1`,
-    [VISIT_IMPORT_WORKSPACE],
-  );
-  return Number(rows[0].n);
-}
+const setVisitTracking = (client: Client, on: boolean) => setTracking(client, TRACKING, on);
+const count = (client: Client, table: string) =>
+  countRows(client, table, 'workspace_id = $1', VISIT_IMPORT_WORKSPACE);
 
 /** Removes the import workspace's visits, their page views and changes, untracked. */
 async function removeVisits(client: Client): Promise<void> {
-  await setTracking(client, false);
+  await setVisitTracking(client, false);
   try {
     await client.query('DELETE FROM visits WHERE workspace_id = $1', [VISIT_IMPORT_WORKSPACE]);
     await client.query('DELETE FROM visit_changes WHERE workspace_id = $1', [
       VISIT_IMPORT_WORKSPACE,
     ]);
   } finally {
-    await setTracking(client, true);
+    await setVisitTracking(client, true);
   }
   await client.query('VACUUM visits, page_views, visit_changes');
 }
@@ -290,7 +279,7 @@ export async function measureVisitImport(
       if (kind === 'copy') {
         seconds = await timedCopy(client, files);
       } else {
-        if (kind === 'off') await setTracking(client, false);
+        if (kind === 'off') await setVisitTracking(client, false);
         try {
           const run = await timedImport(options.cli, options.env, files.ndjson);
           const added = (JSON.parse(run.output) as { visits: { added: number } }).visits.added;
@@ -298,7 +287,7 @@ export async function measureVisitImport(
           runs.peakRssMb = Math.max(runs.peakRssMb, run.peakRssMb);
           seconds = run.seconds;
         } finally {
-          await setTracking(client, true);
+          await setVisitTracking(client, true);
         }
       }
       const stored = await count(client, 'visits');
