@@ -8,7 +8,13 @@ import {
   latencyAtMost,
   throughputAgainst,
 } from './targets';
-import type { Request, SqlValue, WorkloadContext, WorkloadDeclaration } from './workload';
+import type {
+  Request,
+  SqlValue,
+  VisitCases,
+  WorkloadContext,
+  WorkloadDeclaration,
+} from './workload';
 import { withClient } from './with-client';
 
 /*
@@ -24,14 +30,6 @@ const VISIT_COMPANIES = 200;
 
 /** (v2)'s window: the visits of the 7 days before the run. */
 const SINCE_7_DAYS = new Date(now.getTime() - 7 * 86_400_000).toISOString();
-
-/** What the visit workloads' requests are made of, once the data exists. */
-export interface VisitCases {
-  /** Companies of the large workspace with visits. */
-  companies: string[];
-  /** (v2d)'s cursor: at the DEEP_VISITS-th visit of the window, newest first. */
-  deepCursor: string;
-}
 
 export async function locateVisitCases(url: string): Promise<VisitCases> {
   return withClient(url, async (client) => {

@@ -1,7 +1,6 @@
 import type { FeedPosition } from './feeds';
 import type { LookupValues } from './lookups';
 import type { ServerName } from './run-settings';
-import type { VisitCases } from './visit-workloads';
 import type { WorkloadTarget } from './targets';
 
 /*
@@ -59,6 +58,14 @@ export interface WorkloadContext {
   lookups: LookupValues;
   /** Companies with visits and a deep cursor, for (v) and (v2d). */
   visits: VisitCases;
+}
+
+/** What the visit workloads' requests are made of, once the data exists (bench/visit-workloads.ts). */
+export interface VisitCases {
+  /** Companies of the large workspace with visits. */
+  companies: string[];
+  /** (v2d)'s cursor: at the DEEP_VISITS-th visit of the window, newest first. */
+  deepCursor: string;
 }
 
 /**

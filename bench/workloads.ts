@@ -15,7 +15,7 @@ import { LARGE_WORKSPACE_ID, smallWorkspaceId } from './data';
 import { companyFeedPosition, type FeedPosition } from './feeds';
 import { FEED_LIMIT, cursors, now, scale, secret } from './run-settings';
 import { withClient } from './with-client';
-import { VISIT_WORKLOADS, type VisitCases } from './visit-workloads';
+import { VISIT_WORKLOADS } from './visit-workloads';
 import { FRAMEWORK_ALONE, ON_OLDER_NODE, SERVERS, WITH_METRICS } from './servers';
 import {
   type WorkloadTarget,
@@ -26,7 +26,13 @@ import {
   throughputAgainst,
   throughputAgainstWorkload,
 } from './targets';
-import type { Request, SqlValue, WorkloadContext, WorkloadDeclaration } from './workload';
+import type {
+  Request,
+  SqlValue,
+  VisitCases,
+  WorkloadContext,
+  WorkloadDeclaration,
+} from './workload';
 
 /*
  * The workloads, declared as data (WORKLOADS): what each requests, its statements for pgbench,
