@@ -13,7 +13,7 @@ import { COMPANY_SELECTABLE } from '../src/companies/company.fields';
 import type { Selectable } from '../src/items/field-selection';
 import { LEAD_SELECTABLE } from '../src/leads/lead.fields';
 import type { ListStatements } from '../src/items/list-page';
-import { listStatement, visitListStatement } from './list-statement';
+import { COMPANY_VISITS, listStatement, visitListStatement } from './list-statement';
 import type { Queryable } from '../src/database/queryable';
 import { BodyBudget } from '../src/items/body-budget';
 import { POOL_SIZE, PRIORITY_CONNECTIONS, poolConfig } from '../src/database/pool-config';
@@ -128,7 +128,7 @@ export function answerBare(request: IncomingMessage, response: ServerResponse): 
         const page = { cursor, limit: Number(query.get('limit') ?? 200) };
         return send(response, 200, await pages.page(found.workspaceId, sql, page));
       }
-      if (path === '/v1/visits' || /^\/v1\/companies\/[^/]+\/visits$/.test(path)) {
+      if (path === '/v1/visits' || COMPANY_VISITS.test(path)) {
         return send(response, 200, await visitPage(found.workspaceId, path, query));
       }
       const list = LISTS[path];

@@ -45,7 +45,8 @@ export function listStatement(
   ];
 }
 
-const COMPANY_VISITS = /^\/v1\/companies\/([^/]+)\/visits$/;
+/** A company's visit list: its path, the company's id captured. */
+export const COMPANY_VISITS = /^\/v1\/companies\/([^/]+)\/visits$/;
 
 /**
  * A visit list request's statement (sized: its cap comes last) and its values before the cap, as
