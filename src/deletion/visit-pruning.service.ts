@@ -17,7 +17,8 @@ export interface VisitPruneResult {
 /** Months ahead that always exist, so that the import never waits to make one. */
 export const MONTHS_AHEAD = 2;
 
-// Rows of visit_changes deleted per statement: short transactions, whatever the count.
+// Rows of visit_changes deleted, or of visited_paths computed again, per statement: short
+// transactions, whatever the count.
 const CHANGES_BATCH = 10_000;
 
 // The partitions as visit_partitions_make names them: `visits_2026_11`, `page_views_2026_11`.
@@ -29,7 +30,9 @@ const PARTITION = /^(visits|page_views)_(\d{4})_(\d{2})$/;
  * CONCURRENTLY`, which waits for the reads that may see the month and never blocks one (a read
  * started meanwhile no longer opens it), then DROP TABLE of the table detached. Page views first,
  * then their visits. A run cut short leaves a detach pending or a table detached: the next one
- * finishes (FINALIZE) and drops it. It then makes the months ahead (visit_partitions_make), and
+ * finishes (FINALIZE) and drops it. A month dropped fires no trigger: the rows of visited_paths
+ * (each company's latest view of each path) whose latest view it may have held are then computed
+ * again from the page views kept. It then makes the months ahead (visit_partitions_make), and
  * removes the visit feed's rows of visits past the retention (which the feed already leaves out:
  * a visit that leaves by the retention gets no delete).
  *
@@ -64,6 +67,7 @@ export class VisitPruningService {
         await client.query(`DROP TABLE IF EXISTS "${table.name}"`);
         dropped.add(table.month);
       }
+      await recomputeVisitedPaths(client);
       const {
         rows: [{ made }],
       } = await client.query<{ made: number }>(
@@ -122,4 +126,40 @@ async function expired(client: Client, before: Date): Promise<ExpiredTable[]> {
     .sort((a, b) =>
       a.parent === b.parent ? a.name.localeCompare(b.name) : a.parent === 'page_views' ? -1 : 1,
     );
+}
+
+/**
+ * Computes again, in batches, the rows of visited_paths whose latest view may be in a month no
+ * longer kept: those before the first kept month's start plus 24 hours (a page view is at most
+ * 24 hours after its visit's start, and every visit kept starts in a kept month), with the lock
+ * and the statement of their own that the page views' delete trigger uses
+ * (visited_paths_recompute, migration 20261206000000_visited_paths). Each run does it, so that
+ * a run cut after its drops leaves nothing behind: the rows on the first kept day are few.
+ */
+async function recomputeVisitedPaths(client: Client): Promise<void> {
+  const {
+    rows: [{ bound }],
+  } = await client.query<{ bound: Date }>(
+    `SELECT coalesce(min(to_date(substring(c.relname FROM 12), 'YYYY_MM')::timestamp AT TIME ZONE 'UTC'),
+        now()) + interval '24 hours' AS bound
+    FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+    WHERE i.inhparent = 'page_views'::regclass AND NOT i.inhdetachpending`,
+  );
+  let after = ['', '', ''];
+  for (;;) {
+    const { rows } = await client.query<{ w: string; c: string; p: string; l: Date }>(
+      `SELECT workspace_id AS w, company_id AS c, path AS p, last_viewed_at AS l FROM visited_paths
+      WHERE last_viewed_at < $1 AND (workspace_id, company_id, path) > ($2, $3, $4)
+      ORDER BY workspace_id, company_id, path LIMIT ${CHANGES_BATCH}`,
+      [bound, ...after],
+    );
+    if (rows.length === 0) break;
+    await client.query(
+      'SELECT visited_paths_recompute($1::text[], $2::text[], $3::text[], $4::timestamptz[])',
+      [rows.map((r) => r.w), rows.map((r) => r.c), rows.map((r) => r.p), rows.map((r) => r.l)],
+    );
+    const last = rows[rows.length - 1];
+    after = [last.w, last.c, last.p];
+    if (rows.length < CHANGES_BATCH) break;
+  }
 }

@@ -80,6 +80,7 @@ describe('admin tool: prune-visits and the deletion of visits', () => {
     // retention in the month the retention starts in; `recent`. Imported under a longer retention
     // (the import makes the old months' partitions), then pruned with the default one.
     let workspaceId: string;
+    let companyId: string;
     let key: string;
     const visits: Record<'older' | 'old' | 'edge' | 'recent', VisitLine> = {} as never;
     let before: number;
@@ -92,13 +93,21 @@ describe('admin tool: prune-visits and the deletion of visits', () => {
       workspaceId = tenant.workspace.id;
       key = tenant.key;
       const company = await createCompany(t.prisma, workspaceId);
+      companyId = company.id;
       before = Date.now() - RETENTION_DAYS * DAY_MS;
       visits.older = visitLine(company.id, { startedAt: plus(monthStart(before, -2), 3_600_000) });
-      visits.old = visitLine(company.id, { startedAt: plus(monthStart(before), -DAY_MS) });
+      visits.old = visitLine(company.id, { startedAt: plus(monthStart(before), -3_600_000) });
       visits.edge = visitLine(company.id, { startedAt: monthStart(before) });
       visits.recent = visitLine(company.id, { startedAt: daysAgo(2) });
       for (const line of Object.values(visits))
         line.pages = [{ ...line.pages[0], viewedAt: line.startedAt }];
+      // A path seen only in the months dropped, and one seen last in them (a page view of a
+      // visit that started in the month before) but also kept.
+      visits.older.pages[0].path = '/gone';
+      visits.old.pages[0] = { ...visits.old.pages[0], path: '/kept' };
+      visits.old.pages[0].viewedAt = plus(monthStart(before), 3_600_000);
+      visits.old.endedAt = plus(monthStart(before), 5_400_000);
+      visits.edge.pages[0].path = '/kept';
       expectedDrop = [monthOf(visits.older.startedAt), monthOf(visits.old.startedAt)];
       await importVisits(workspaceId, Object.values(visits), { VISIT_RETENTION_DAYS: '800' });
       tablesBefore = await monthTables();
@@ -160,6 +169,20 @@ describe('admin tool: prune-visits and the deletion of visits', () => {
         visits.recent.id,
       ]);
       expect((await getWithKey(t.app, `/v1/visits/${visits.edge.id}`, key)).status).toBe(404);
+    });
+
+    it('leaves visited_paths as the page views kept make it', async () => {
+      const truth = await t.prisma.$queryRaw`
+        SELECT company_id, path, max(viewed_at) AS last FROM page_views
+        WHERE workspace_id = ${workspaceId} GROUP BY company_id, path ORDER BY path`;
+      const kept = await t.prisma.$queryRaw`
+        SELECT company_id, path, last_viewed_at AS last FROM visited_paths
+        WHERE workspace_id = ${workspaceId} ORDER BY path`;
+      expect(kept).toStrictEqual(truth);
+      expect(kept).toStrictEqual([
+        { company_id: companyId, path: '/', last: new Date(visits.recent.startedAt) },
+        { company_id: companyId, path: '/kept', last: new Date(visits.edge.startedAt) },
+      ]);
     });
 
     it('removes the feed rows of the visits past the retention', async () => {
