@@ -116,7 +116,7 @@ export const COMPANY_FILTERS = {
   country: equals(COMPANY_FIELDS, 'country'),
   domain: anyDomain(COMPANY_FIELDS, 'domain'),
   q: contains(COMPANY_FIELDS, ['name', 'domain']),
-  visitedPage: visitedPage('id', 'visitedSince', VISITED_SINCE_DEFAULT_DAYS),
+  visitedPage: visitedPage('companies.id', 'visitedSince', VISITED_SINCE_DEFAULT_DAYS),
 };
 
 export const CONTACT_FIELDS = {

@@ -68,8 +68,10 @@ export interface ContainsFilter {
 /**
  * The items whose company has a page view matching one of 1 to 10 page patterns (items/page-
  * patterns.ts) at or after the companion parameter `since` names (`visitedSince`: default
- * `sinceDefaultDays` before the request), within the visits' retention: read from the page views'
- * path index, an index range per pattern. `companyColumn` is the company's id in the item's table.
+ * `sinceDefaultDays` before the request), within the visits' retention: read from visited_paths,
+ * each company's latest view of each path (an index range per pattern), and for a window that
+ * starts within a day of the retention's start, from the page views of that day too.
+ * `companyColumn` is the company's id in the item's table, qualified (`companies.id`).
  */
 export interface VisitedPageFilter {
   kind: 'visitedPage';
@@ -142,6 +144,13 @@ export interface FilterSql {
   /** None for a filter that the counts do not know: `total` then counts the matching rows. */
   counts?: string;
   partial?: string;
+  /**
+   * A filter that the counts do not know but whose matches a table of its own holds (visitedPage:
+   * visited_paths): `ids` selects the matching items' `column` values (`company_id`), once
+   * each, and `count` counts them: the total when it is the only filter. `rows` is then a probe
+   * of that table per item, which a page walks the order index with when many items match.
+   */
+  found?: { column: string; ids: string; count: string };
 }
 
 /** What a list read knows besides its query: the visits' retention (visitedPage). */
@@ -372,13 +381,37 @@ const FILTER_KINDS: { [K in keyof Kinds]: FilterKind<Kinds[K]['filter'], Kinds[K
     sql({ sinceDefaultDays, companyColumn }, from, to, since, retention) {
       const counted = `coalesce(${since}::timestamptz, now() - interval '${sinceDefaultDays} days')`;
       const retained = `now() - make_interval(days => ${retention}::integer)`;
-      // A page view's visit started at most 24 hours before it: that bounds the months read.
-      return {
-        rows: `${companyColumn} IN (SELECT page.company_id FROM ${pathsInRanges(from, to)} page
-      WHERE page.workspace_id = $1 AND page.viewed_at >= ${counted}
-        AND page.visit_started_at >= greatest(${counted} - interval '24 hours', ${retained})
-        AND page.visit_started_at >= ${retained})`,
-      };
+      // visited_paths answers for the page views from `edge` on: a page view's visit started at
+      // most 24 hours before it, so such a view's visit is within the retention. Those before
+      // (a visitedSince within a day of the retention's start) are read from the page views.
+      const edge = `(${retained} + interval '24 hours')`;
+      const seen = pathsInRanges(from, to, 'visited_paths');
+      const early = `${counted} < ${edge}`;
+      const earlyViews = `page.workspace_id = $1 AND page.viewed_at >= ${counted}
+        AND page.viewed_at < ${edge} AND page.visit_started_at >= ${retained}
+        AND page.visit_started_at < ${edge}`;
+      // OFFSET 0 keeps each probe a probe: one lookup of the item's company, never a hash of
+      // every company that viewed the page. The company ids of visits are in the database's
+      // collation, the companies' own in "C": compared in the key's, so that the key serves it.
+      const company = `${companyColumn} COLLATE "default"`;
+      const rows = `(EXISTS (SELECT FROM ${seen} seen
+        WHERE seen.workspace_id = $1 AND seen.company_id = ${company}
+          AND seen.last_viewed_at >= greatest(${counted}, ${edge}) OFFSET 0)
+      OR (${early} AND EXISTS (SELECT FROM ${pathsInRanges(from, to)} page
+        WHERE ${earlyViews} AND page.company_id = ${company} OFFSET 0)))`;
+      const ids = `SELECT seen.company_id FROM ${seen} seen
+      WHERE seen.workspace_id = $1 AND seen.last_viewed_at >= greatest(${counted}, ${edge})
+    UNION
+    SELECT page.company_id FROM ${pathsInRanges(from, to)} page WHERE ${early} AND ${earlyViews}`;
+      // One exact path has one row per company: counted from the index alone, without a union.
+      const onePath =
+        `cardinality(${from}::text[]) = 1 ` +
+        `AND (${to}::text[])[1] = (${from}::text[])[1] || E'\\x01' AND NOT ${early}`;
+      const count = `CASE WHEN ${onePath} THEN (SELECT count(*) FROM visited_paths seen
+        WHERE seen.workspace_id = $1 AND seen.path = (${from}::text[])[1]
+          AND seen.last_viewed_at >= ${counted})
+      ELSE (SELECT count(*) FROM (${ids}) found) END`;
+      return { rows, found: { column: companyColumn, ids, count } };
     },
     companions: (name, filter) => ({
       [filter.since]: applyDecorators(

@@ -52,9 +52,12 @@ export function listPageSql(list: ListPageSql, filters: FilterSql[] = []): strin
     `workspace_id = $1 AND ($2::timestamptz IS NULL OR ${list.sinceColumn} >= $2)`,
     ...filters.map((filter) => filter.rows),
   ].join(' AND ');
-  const ranked = filters.some((filter) => filter.counts === undefined)
+  const found = filters.find((filter) => filter.found !== undefined)?.found;
+  const ranked = filters.some((filter) => filter.counts === undefined && filter.found === undefined)
     ? matchedPage(list.table, matching)
-    : countedPage(list, filters, matching);
+    : found !== undefined
+      ? foundPage(list, filters, matching, found)
+      : countedPage(list, filters, matching);
   return `WITH ${ranked}
 SELECT row_to_json(envelope)::text AS body, ${DATA_VERSION_SQL} AS version FROM (
   SELECT
@@ -73,9 +76,6 @@ SELECT row_to_json(envelope)::text AS body, ${DATA_VERSION_SQL} AS version FROM 
 /** `total` from the counts, and the page's ids from the order index alone (see above). */
 function countedPage(list: ListPageSql, filters: FilterSql[], matching: string): string {
   const { table, sinceColumn, countTable, countColumn } = list;
-  // Skipping $4 rows from the top costs as much as skipping total - $4 - $3 from the bottom
-  // costs the other way: a page in the lower half is read backwards from the end of the index.
-  const fromTheTop = '2 * $4::bigint + $3 <= (SELECT n FROM total)';
   const total =
     filters.length > 0
       ? filteredTotal(list, filters, matching)
@@ -91,18 +91,69 @@ function countedPage(list: ListPageSql, filters: FilterSql[], matching: string):
 ), page AS (
   -- The outer LIMIT changes no result: it tells the planner a page is small (the second branch's
   -- own LIMIT is only known when it runs), so the page's rows are fetched by id, not hashed.
-  SELECT * FROM (
+  SELECT * FROM (${fromBothEnds(table, matching)}
+  ) both_ends LIMIT $3
+)`;
+}
+
+/**
+ * The page's ids from the order index (when `walk` holds, if given): from the top for a page in the upper
+ * half of the `total` matches, else backwards from the end (see above).
+ */
+function fromBothEnds(table: string, matching: string, walk?: string): string {
+  // Skipping $4 rows from the top costs as much as skipping total - $4 - $3 from the bottom
+  // costs the other way: a page in the lower half is read backwards from the end of the index.
+  const fromTheTop = '2 * $4::bigint + $3 <= (SELECT n FROM total)';
+  const where = walk === undefined ? matching : `${matching} AND ${walk}`;
+  return `
   (SELECT id, intent_score FROM ${table}
-    WHERE ${matching} AND ${fromTheTop}
+    WHERE ${where} AND ${fromTheTop}
     ORDER BY intent_score DESC, id
     LIMIT $3 OFFSET $4)
   UNION ALL
   (SELECT id, intent_score FROM ${table}
-    WHERE ${matching} AND NOT (${fromTheTop})
+    WHERE ${where} AND NOT (${fromTheTop})
     ORDER BY intent_score, id DESC
     LIMIT greatest(least($3, (SELECT n FROM total) - $4::bigint), 0)
-    OFFSET greatest((SELECT n FROM total) - $4::bigint - $3, 0))
-  ) both_ends LIMIT $3
+    OFFSET greatest((SELECT n FROM total) - $4::bigint - $3, 0))`;
+}
+
+/**
+ * `total` and the page with a filter whose matches a table of its own holds (FilterSql.found:
+ * visitedPage). Alone and without `since`, `total` is that table's count; otherwise the items
+ * that match every filter are counted, each probing the table once. The page then either walks
+ * the order index, probing each item, or fetches the found items and ranks them: walking costs
+ * about (offset + limit) x items / total probes, fetching about total lookups, so it walks when
+ * total^2 reaches (offset + limit) x the workspace's items (from the per-day counts). The branch
+ * not taken is not run (a condition on `total` alone, checked once).
+ */
+function foundPage(
+  list: ListPageSql,
+  filters: FilterSql[],
+  matching: string,
+  found: NonNullable<FilterSql['found']>,
+): string {
+  const { table, countTable, countColumn } = list;
+  const counted = `SELECT count(*) FROM ${table} WHERE ${matching}`;
+  const total =
+    filters.length === 1
+      ? `CASE WHEN $2::timestamptz IS NULL THEN ${found.count} ELSE (${counted}) END`
+      : `(${counted})`;
+  const walk = `(SELECT n FROM total) * (SELECT n FROM total)
+      >= ($4::bigint + $3) * (SELECT coalesce(sum(${countColumn}), 0) FROM ${countTable}
+        WHERE workspace_id = $1)`;
+  return `total AS (
+  SELECT (${total})::bigint AS n
+), page AS (
+  SELECT * FROM (${fromBothEnds(table, matching, walk)}
+  UNION ALL
+  (SELECT item.id, item.intent_score FROM (${found.ids}) found_item,
+    LATERAL (SELECT id, intent_score FROM ${table}
+      WHERE ${matching} AND ${found.column} = found_item.company_id OFFSET 0) item
+    WHERE NOT (${walk})
+    ORDER BY item.intent_score DESC, item.id
+    LIMIT $3 OFFSET $4)
+  ) either LIMIT $3
 )`;
 }
 

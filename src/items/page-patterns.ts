@@ -113,12 +113,13 @@ export function pathInRanges(column: string, from: string, to: string): string {
 }
 
 /**
- * The page views whose path lies in one of the ranges bound as `from` and `to`, as a FROM item
- * (alias it): each range drives an index range scan of the path index.
+ * The rows of `table` (page views, or visited_paths) whose path lies in one of the ranges bound as
+ * `from` and `to`, as a FROM item (alias it): each range drives an index range scan of a path
+ * index.
  */
-export function pathsInRanges(from: string, to: string): string {
+export function pathsInRanges(from: string, to: string, table = 'page_views'): string {
   return `(SELECT page_row.* FROM unnest(${from}::text[], ${to}::text[]) AS range (from_path, to_path)
-      JOIN page_views page_row ON page_row.path >= range.from_path COLLATE "C"
+      JOIN ${table} page_row ON page_row.path >= range.from_path COLLATE "C"
         AND page_row.path < range.to_path COLLATE "C")`;
 }
 

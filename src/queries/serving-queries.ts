@@ -102,6 +102,15 @@ export const SERVING_QUERIES: Record<string, ServingQuery[]> = {
       sql: COMPANY_LIST.text(['q']).sized,
     },
     {
+      name: 'COMPANY_PAGE_SQL, visitedPage',
+      source: 'src/companies/companies.sql.ts',
+      what:
+        "GET /v1/companies?visitedPage=: $5 and $6 the patterns' ranges of paths (text[]), $7 " +
+        'visitedSince (null: the default), $8 the retention in days, $9 the largest body. The ' +
+        'companies come from visited_paths, the last view of each path by each company.',
+      sql: COMPANY_LIST.text(['visitedPage']).sized,
+    },
+    {
       name: 'COMPANY_PAGE_SQL, fields',
       source: 'src/companies/companies.sql.ts',
       what:
