@@ -63,27 +63,37 @@ BEGIN
     WITH "lost" AS (
         SELECT w, c, p COLLATE "C" AS p, max(l) AS l
         FROM unnest(workspace_ids, company_ids, paths, latest) AS k(w, c, p, l) GROUP BY w, c, p
-    ), "computed" AS (
-        SELECT seen."workspace_id", seen."company_id", seen."path",
-            (SELECT max(page."viewed_at") FROM "visits" v
-                JOIN "page_views" page ON page."workspace_id" = v."workspace_id"
-                    AND page."visit_id" = v."id" AND page."visit_started_at" = v."started_at"
-                WHERE v."workspace_id" = seen."workspace_id" AND v."company_id" = seen."company_id"
-                    AND page."path" = seen."path") AS "last_viewed_at"
+    ), "stale" AS (
+        SELECT seen."workspace_id" AS w, seen."company_id" AS c, seen."path" AS p
         FROM "visited_paths" seen
         JOIN "lost" ON seen."workspace_id" = "lost".w AND seen."company_id" = "lost".c AND seen."path" = "lost".p
         WHERE "lost".l >= seen."last_viewed_at"
+    ), "left_views" AS (
+        -- Each company's page views read once, through its visits and their key: by path, the
+        -- planner's estimates of a workspace being written lead it to the path index, and with
+        -- it to every page view of the path (the deleted ones included).
+        SELECT k.w, k.c, page."path" AS p, max(page."viewed_at") AS l
+        FROM (SELECT DISTINCT w, c FROM "stale") k
+        CROSS JOIN LATERAL (SELECT v."id", v."started_at" FROM "visits" v
+            WHERE v."workspace_id" = k.w AND v."company_id" = k.c OFFSET 0) v
+        CROSS JOIN LATERAL (SELECT p."path", p."viewed_at" FROM "page_views" p
+            WHERE p."workspace_id" = k.w AND p."visit_id" = v."id"
+                AND p."visit_started_at" = v."started_at" OFFSET 0) page
+        GROUP BY k.w, k.c, page."path"
+    ), "computed" AS (
+        SELECT "stale".w, "stale".c, "stale".p, "left_views".l
+        FROM "stale" LEFT JOIN "left_views"
+            ON "left_views".w = "stale".w AND "left_views".c = "stale".c AND "left_views".p = "stale".p
     ), "emptied" AS (
         DELETE FROM "visited_paths" seen USING "computed"
-        WHERE seen."workspace_id" = "computed"."workspace_id" AND seen."company_id" = "computed"."company_id"
-            AND seen."path" = "computed"."path" AND "computed"."last_viewed_at" IS NULL
+        WHERE seen."workspace_id" = "computed".w AND seen."company_id" = "computed".c
+            AND seen."path" = "computed".p AND "computed".l IS NULL
     )
-    UPDATE "visited_paths" seen SET "last_viewed_at" = "computed"."last_viewed_at"
+    UPDATE "visited_paths" seen SET "last_viewed_at" = "computed".l
     FROM "computed"
-    WHERE seen."workspace_id" = "computed"."workspace_id" AND seen."company_id" = "computed"."company_id"
-        AND seen."path" = "computed"."path"
-        AND "computed"."last_viewed_at" IS DISTINCT FROM seen."last_viewed_at"
-        AND "computed"."last_viewed_at" IS NOT NULL;
+    WHERE seen."workspace_id" = "computed".w AND seen."company_id" = "computed".c
+        AND seen."path" = "computed".p
+        AND "computed".l IS DISTINCT FROM seen."last_viewed_at" AND "computed".l IS NOT NULL;
 END
 $$;
 
