@@ -4,7 +4,7 @@ import type { ListQueryDto } from '../http/list-query.dto';
 import type { FieldsQuery } from './fields-query';
 import { type BodyRoom, sizedSql } from './body-budget';
 import { type Selection, selectionKey } from './field-selection';
-import { type Filters, filtersSql, givenFilters, type ListContext } from './filters';
+import { type Filters, filtersSql, givenFilters, type ListContext, namedFilters } from './filters';
 import type { ItemSelect } from './item-sql';
 import { keptStatements } from './kept-statements';
 import { listPageSql, type ListPageSql } from './list-page-sql';
@@ -30,7 +30,8 @@ export class ListStatements {
   }
 
   /**
-   * The statement for these filters (named in declaration order) and this selection (none: every
+   * The statement for these filters (named in declaration order, as givenFilters names them: a
+   * variant as `name@variant`) and this selection (none: every
    * field), plain and sized: the sized one returns the body only up to a cap, bytes or null for
    * any size, bound after the filters.
    */
@@ -50,10 +51,7 @@ export class ListStatements {
   }
 
   private make(filterNames: string[], selection: Selection | undefined): ListTexts {
-    const { sql: filters, next } = filtersSql(
-      filterNames.map((name) => this.filters[name]),
-      5,
-    );
+    const { sql: filters, next } = filtersSql(namedFilters(this.filters, filterNames), 5);
     const plain =
       filters.length === 0 && selection === undefined
         ? this.unfiltered

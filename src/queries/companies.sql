@@ -198,29 +198,114 @@ FROM sized;
 -- GET /v1/companies?visitedPage=: $5 and $6 the patterns' ranges of paths (text[]), $7 visitedSince (null: the default), $8 the retention in days, $9 the largest body. The companies come from visited_paths, the last view of each path by each company.
 WITH sized AS MATERIALIZED (
 WITH total AS (
-  SELECT (CASE WHEN $2::timestamptz IS NULL THEN CASE WHEN cardinality($5::text[]) = 1 AND ($6::text[])[1] = ($5::text[])[1] || E'\x01' AND NOT coalesce($7::timestamptz, now() - interval '30 days') < (now() - make_interval(days => $8::integer) + interval '24 hours') THEN (SELECT count(*) FROM visited_paths seen
+  SELECT (CASE WHEN $2::timestamptz IS NULL THEN CASE WHEN cardinality($5::text[]) = 1 AND ($6::text[])[1] = ($5::text[])[1] || E'\x01' THEN (SELECT count(*) FROM visited_paths seen
         WHERE seen.workspace_id = $1 AND seen.path = ($5::text[])[1]
-          AND seen.last_viewed_at >= coalesce($7::timestamptz, now() - interval '30 days'))
-      ELSE (SELECT count(*) FROM (SELECT seen.company_id FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
+          AND seen.last_viewed_at >= greatest(coalesce($7::timestamptz, now() - interval '30 days'), (now() - make_interval(days => $8::integer) + interval '24 hours')))
+      ELSE (SELECT count(*) FROM (SELECT DISTINCT seen.company_id FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
+      JOIN visited_paths page_row ON page_row.path >= range.from_path COLLATE "C"
+        AND page_row.path < range.to_path COLLATE "C") seen
+      WHERE seen.workspace_id = $1 AND seen.last_viewed_at >= greatest(coalesce($7::timestamptz, now() - interval '30 days'), (now() - make_interval(days => $8::integer) + interval '24 hours'))) found) END ELSE (SELECT count(*) FROM companies WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR last_seen >= $2) AND EXISTS (SELECT FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
+      JOIN visited_paths page_row ON page_row.path >= range.from_path COLLATE "C"
+        AND page_row.path < range.to_path COLLATE "C") seen
+        WHERE seen.workspace_id = $1 AND seen.company_id = companies.id COLLATE "default"
+          AND seen.last_viewed_at >= greatest(coalesce($7::timestamptz, now() - interval '30 days'), (now() - make_interval(days => $8::integer) + interval '24 hours')) OFFSET 0)) END)::bigint AS n
+), page AS (
+  SELECT * FROM (
+  (SELECT id, intent_score FROM companies
+    WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR last_seen >= $2) AND EXISTS (SELECT FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
+      JOIN visited_paths page_row ON page_row.path >= range.from_path COLLATE "C"
+        AND page_row.path < range.to_path COLLATE "C") seen
+        WHERE seen.workspace_id = $1 AND seen.company_id = companies.id COLLATE "default"
+          AND seen.last_viewed_at >= greatest(coalesce($7::timestamptz, now() - interval '30 days'), (now() - make_interval(days => $8::integer) + interval '24 hours')) OFFSET 0) AND (SELECT n FROM total) * (SELECT n FROM total)
+      >= ($4::bigint + $3) * (SELECT coalesce(sum(companies), 0) FROM company_day_counts
+        WHERE workspace_id = $1) AND 2 * $4::bigint + $3 <= (SELECT n FROM total)
+    ORDER BY intent_score DESC, id
+    LIMIT $3 OFFSET $4)
+  UNION ALL
+  (SELECT id, intent_score FROM companies
+    WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR last_seen >= $2) AND EXISTS (SELECT FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
+      JOIN visited_paths page_row ON page_row.path >= range.from_path COLLATE "C"
+        AND page_row.path < range.to_path COLLATE "C") seen
+        WHERE seen.workspace_id = $1 AND seen.company_id = companies.id COLLATE "default"
+          AND seen.last_viewed_at >= greatest(coalesce($7::timestamptz, now() - interval '30 days'), (now() - make_interval(days => $8::integer) + interval '24 hours')) OFFSET 0) AND (SELECT n FROM total) * (SELECT n FROM total)
+      >= ($4::bigint + $3) * (SELECT coalesce(sum(companies), 0) FROM company_day_counts
+        WHERE workspace_id = $1) AND NOT (2 * $4::bigint + $3 <= (SELECT n FROM total))
+    ORDER BY intent_score, id DESC
+    LIMIT greatest(least($3, (SELECT n FROM total) - $4::bigint), 0)
+    OFFSET greatest((SELECT n FROM total) - $4::bigint - $3, 0))
+  UNION ALL
+  (SELECT item.id, item.intent_score FROM (SELECT DISTINCT seen.company_id FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
+      JOIN visited_paths page_row ON page_row.path >= range.from_path COLLATE "C"
+        AND page_row.path < range.to_path COLLATE "C") seen
+      WHERE seen.workspace_id = $1 AND seen.last_viewed_at >= greatest(coalesce($7::timestamptz, now() - interval '30 days'), (now() - make_interval(days => $8::integer) + interval '24 hours'))) found_item,
+    LATERAL (SELECT id, intent_score FROM companies
+      WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR last_seen >= $2) AND EXISTS (SELECT FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
+      JOIN visited_paths page_row ON page_row.path >= range.from_path COLLATE "C"
+        AND page_row.path < range.to_path COLLATE "C") seen
+        WHERE seen.workspace_id = $1 AND seen.company_id = companies.id COLLATE "default"
+          AND seen.last_viewed_at >= greatest(coalesce($7::timestamptz, now() - interval '30 days'), (now() - make_interval(days => $8::integer) + interval '24 hours')) OFFSET 0) AND companies.id = found_item.company_id OFFSET 0) item
+    WHERE NOT ((SELECT n FROM total) * (SELECT n FROM total)
+      >= ($4::bigint + $3) * (SELECT coalesce(sum(companies), 0) FROM company_day_counts
+        WHERE workspace_id = $1))
+    ORDER BY item.intent_score DESC, item.id
+    LIMIT $3 OFFSET $4)
+  ) either LIMIT $3
+)
+SELECT row_to_json(envelope)::text AS body, ((SELECT coalesce(max(writes), 0) FROM workspace_write_counts
+    WHERE workspace_id = $1)
+  + (SELECT count(*) FROM workspace_writes WHERE workspace_id = $1))::text AS version FROM (
+  SELECT
+    (SELECT n FROM total) AS total,
+    $3::integer AS "limit",
+    $4::bigint AS "offset",
+    coalesce(
+      (SELECT array_to_json(array_agg((SELECT row_to_json(item) FROM companies row 
+    CROSS JOIN LATERAL (SELECT row.id AS "id", row.name AS "name", row.domain AS "domain", row.industry AS "industry", row.size AS "size", row.country AS "country", row.city AS "city", row.revenue AS "revenue", row.siren AS "siren", row.intent_score AS "intentScore", row.intent_level AS "intentLevel", row.icp_score AS "icpScore", row.commercial_score AS "commercialScore", row.crm_status AS "crmStatus", row.visits_count AS "visitsCount", to_char(row.first_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "firstSeen", to_char(row.last_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "lastSeen",
+    coalesce(
+      (SELECT array_to_json(array_agg(contact ORDER BY contact.seniority, contact.name, contact.id))
+        FROM (SELECT contact_row.id AS "id", contact_row.name AS "name", contact_row.job_title AS "jobTitle", contact_row.email AS "email", contact_row.phone AS "phone", contact_row.linkedin AS "linkedin", contact_row.seniority AS "seniority"
+          FROM contacts contact_row
+          WHERE contact_row.company_id = row.id AND contact_row.workspace_id = row.workspace_id
+        ) contact),
+      '[]'
+    ) AS contacts) item
+    WHERE row.workspace_id = $1 AND row.id = page.id)
+          ORDER BY page.intent_score DESC, page.id))
+        FROM page),
+      '[]'
+    ) AS data
+) envelope
+)
+SELECT version, CASE WHEN $9::bigint IS NULL OR octet_length(body) <= $9::bigint
+    THEN body END AS body,
+  octet_length(body) AS bytes
+FROM sized;
+
+-- COMPANY_PAGE_SQL, visitedPage@early (src/companies/companies.sql.ts)
+-- GET /v1/companies?visitedPage= with a visitedSince within a day of the retention's start (items/filters.ts): the same, and the page views of that first day too.
+WITH sized AS MATERIALIZED (
+WITH total AS (
+  SELECT (CASE WHEN $2::timestamptz IS NULL THEN (SELECT count(*) FROM (SELECT DISTINCT seen.company_id FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
       JOIN visited_paths page_row ON page_row.path >= range.from_path COLLATE "C"
         AND page_row.path < range.to_path COLLATE "C") seen
       WHERE seen.workspace_id = $1 AND seen.last_viewed_at >= greatest(coalesce($7::timestamptz, now() - interval '30 days'), (now() - make_interval(days => $8::integer) + interval '24 hours'))
     UNION
     SELECT page.company_id FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
       JOIN page_views page_row ON page_row.path >= range.from_path COLLATE "C"
-        AND page_row.path < range.to_path COLLATE "C") page WHERE coalesce($7::timestamptz, now() - interval '30 days') < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.workspace_id = $1 AND page.viewed_at >= coalesce($7::timestamptz, now() - interval '30 days')
-        AND page.viewed_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.visit_started_at >= now() - make_interval(days => $8::integer)
-        AND page.visit_started_at < (now() - make_interval(days => $8::integer) + interval '24 hours')) found) END ELSE (SELECT count(*) FROM companies WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR last_seen >= $2) AND (EXISTS (SELECT FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
+        AND page_row.path < range.to_path COLLATE "C") page
+        WHERE page.workspace_id = $1 AND page.viewed_at >= coalesce($7::timestamptz, now() - interval '30 days')
+          AND page.viewed_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.visit_started_at >= now() - make_interval(days => $8::integer)
+          AND page.visit_started_at < (now() - make_interval(days => $8::integer) + interval '24 hours')) found) ELSE (SELECT count(*) FROM companies WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR last_seen >= $2) AND (EXISTS (SELECT FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
       JOIN visited_paths page_row ON page_row.path >= range.from_path COLLATE "C"
         AND page_row.path < range.to_path COLLATE "C") seen
         WHERE seen.workspace_id = $1 AND seen.company_id = companies.id COLLATE "default"
           AND seen.last_viewed_at >= greatest(coalesce($7::timestamptz, now() - interval '30 days'), (now() - make_interval(days => $8::integer) + interval '24 hours')) OFFSET 0)
-      OR (coalesce($7::timestamptz, now() - interval '30 days') < (now() - make_interval(days => $8::integer) + interval '24 hours') AND EXISTS (SELECT FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
+      OR EXISTS (SELECT FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
       JOIN page_views page_row ON page_row.path >= range.from_path COLLATE "C"
         AND page_row.path < range.to_path COLLATE "C") page
         WHERE page.workspace_id = $1 AND page.viewed_at >= coalesce($7::timestamptz, now() - interval '30 days')
-        AND page.viewed_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.visit_started_at >= now() - make_interval(days => $8::integer)
-        AND page.visit_started_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.company_id = companies.id COLLATE "default" OFFSET 0)))) END)::bigint AS n
+          AND page.viewed_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.visit_started_at >= now() - make_interval(days => $8::integer)
+          AND page.visit_started_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.company_id = companies.id COLLATE "default" OFFSET 0))) END)::bigint AS n
 ), page AS (
   SELECT * FROM (
   (SELECT id, intent_score FROM companies
@@ -229,12 +314,12 @@ WITH total AS (
         AND page_row.path < range.to_path COLLATE "C") seen
         WHERE seen.workspace_id = $1 AND seen.company_id = companies.id COLLATE "default"
           AND seen.last_viewed_at >= greatest(coalesce($7::timestamptz, now() - interval '30 days'), (now() - make_interval(days => $8::integer) + interval '24 hours')) OFFSET 0)
-      OR (coalesce($7::timestamptz, now() - interval '30 days') < (now() - make_interval(days => $8::integer) + interval '24 hours') AND EXISTS (SELECT FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
+      OR EXISTS (SELECT FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
       JOIN page_views page_row ON page_row.path >= range.from_path COLLATE "C"
         AND page_row.path < range.to_path COLLATE "C") page
         WHERE page.workspace_id = $1 AND page.viewed_at >= coalesce($7::timestamptz, now() - interval '30 days')
-        AND page.viewed_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.visit_started_at >= now() - make_interval(days => $8::integer)
-        AND page.visit_started_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.company_id = companies.id COLLATE "default" OFFSET 0))) AND (SELECT n FROM total) * (SELECT n FROM total)
+          AND page.viewed_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.visit_started_at >= now() - make_interval(days => $8::integer)
+          AND page.visit_started_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.company_id = companies.id COLLATE "default" OFFSET 0)) AND (SELECT n FROM total) * (SELECT n FROM total)
       >= ($4::bigint + $3) * (SELECT coalesce(sum(companies), 0) FROM company_day_counts
         WHERE workspace_id = $1) AND 2 * $4::bigint + $3 <= (SELECT n FROM total)
     ORDER BY intent_score DESC, id
@@ -246,40 +331,41 @@ WITH total AS (
         AND page_row.path < range.to_path COLLATE "C") seen
         WHERE seen.workspace_id = $1 AND seen.company_id = companies.id COLLATE "default"
           AND seen.last_viewed_at >= greatest(coalesce($7::timestamptz, now() - interval '30 days'), (now() - make_interval(days => $8::integer) + interval '24 hours')) OFFSET 0)
-      OR (coalesce($7::timestamptz, now() - interval '30 days') < (now() - make_interval(days => $8::integer) + interval '24 hours') AND EXISTS (SELECT FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
+      OR EXISTS (SELECT FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
       JOIN page_views page_row ON page_row.path >= range.from_path COLLATE "C"
         AND page_row.path < range.to_path COLLATE "C") page
         WHERE page.workspace_id = $1 AND page.viewed_at >= coalesce($7::timestamptz, now() - interval '30 days')
-        AND page.viewed_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.visit_started_at >= now() - make_interval(days => $8::integer)
-        AND page.visit_started_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.company_id = companies.id COLLATE "default" OFFSET 0))) AND (SELECT n FROM total) * (SELECT n FROM total)
+          AND page.viewed_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.visit_started_at >= now() - make_interval(days => $8::integer)
+          AND page.visit_started_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.company_id = companies.id COLLATE "default" OFFSET 0)) AND (SELECT n FROM total) * (SELECT n FROM total)
       >= ($4::bigint + $3) * (SELECT coalesce(sum(companies), 0) FROM company_day_counts
         WHERE workspace_id = $1) AND NOT (2 * $4::bigint + $3 <= (SELECT n FROM total))
     ORDER BY intent_score, id DESC
     LIMIT greatest(least($3, (SELECT n FROM total) - $4::bigint), 0)
     OFFSET greatest((SELECT n FROM total) - $4::bigint - $3, 0))
   UNION ALL
-  (SELECT item.id, item.intent_score FROM (SELECT seen.company_id FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
+  (SELECT item.id, item.intent_score FROM (SELECT DISTINCT seen.company_id FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
       JOIN visited_paths page_row ON page_row.path >= range.from_path COLLATE "C"
         AND page_row.path < range.to_path COLLATE "C") seen
       WHERE seen.workspace_id = $1 AND seen.last_viewed_at >= greatest(coalesce($7::timestamptz, now() - interval '30 days'), (now() - make_interval(days => $8::integer) + interval '24 hours'))
     UNION
     SELECT page.company_id FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
       JOIN page_views page_row ON page_row.path >= range.from_path COLLATE "C"
-        AND page_row.path < range.to_path COLLATE "C") page WHERE coalesce($7::timestamptz, now() - interval '30 days') < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.workspace_id = $1 AND page.viewed_at >= coalesce($7::timestamptz, now() - interval '30 days')
-        AND page.viewed_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.visit_started_at >= now() - make_interval(days => $8::integer)
-        AND page.visit_started_at < (now() - make_interval(days => $8::integer) + interval '24 hours')) found_item,
+        AND page_row.path < range.to_path COLLATE "C") page
+        WHERE page.workspace_id = $1 AND page.viewed_at >= coalesce($7::timestamptz, now() - interval '30 days')
+          AND page.viewed_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.visit_started_at >= now() - make_interval(days => $8::integer)
+          AND page.visit_started_at < (now() - make_interval(days => $8::integer) + interval '24 hours')) found_item,
     LATERAL (SELECT id, intent_score FROM companies
       WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR last_seen >= $2) AND (EXISTS (SELECT FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
       JOIN visited_paths page_row ON page_row.path >= range.from_path COLLATE "C"
         AND page_row.path < range.to_path COLLATE "C") seen
         WHERE seen.workspace_id = $1 AND seen.company_id = companies.id COLLATE "default"
           AND seen.last_viewed_at >= greatest(coalesce($7::timestamptz, now() - interval '30 days'), (now() - make_interval(days => $8::integer) + interval '24 hours')) OFFSET 0)
-      OR (coalesce($7::timestamptz, now() - interval '30 days') < (now() - make_interval(days => $8::integer) + interval '24 hours') AND EXISTS (SELECT FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
+      OR EXISTS (SELECT FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
       JOIN page_views page_row ON page_row.path >= range.from_path COLLATE "C"
         AND page_row.path < range.to_path COLLATE "C") page
         WHERE page.workspace_id = $1 AND page.viewed_at >= coalesce($7::timestamptz, now() - interval '30 days')
-        AND page.viewed_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.visit_started_at >= now() - make_interval(days => $8::integer)
-        AND page.visit_started_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.company_id = companies.id COLLATE "default" OFFSET 0))) AND companies.id = found_item.company_id OFFSET 0) item
+          AND page.viewed_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.visit_started_at >= now() - make_interval(days => $8::integer)
+          AND page.visit_started_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.company_id = companies.id COLLATE "default" OFFSET 0)) AND companies.id = found_item.company_id OFFSET 0) item
     WHERE NOT ((SELECT n FROM total) * (SELECT n FROM total)
       >= ($4::bigint + $3) * (SELECT coalesce(sum(companies), 0) FROM company_day_counts
         WHERE workspace_id = $1))

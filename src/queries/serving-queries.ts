@@ -111,6 +111,14 @@ export const SERVING_QUERIES: Record<string, ServingQuery[]> = {
       sql: COMPANY_LIST.text(['visitedPage']).sized,
     },
     {
+      name: 'COMPANY_PAGE_SQL, visitedPage@early',
+      source: 'src/companies/companies.sql.ts',
+      what:
+        "GET /v1/companies?visitedPage= with a visitedSince within a day of the retention's " +
+        'start (items/filters.ts): the same, and the page views of that first day too.',
+      sql: COMPANY_LIST.text(['visitedPage@early']).sized,
+    },
+    {
       name: 'COMPANY_PAGE_SQL, fields',
       source: 'src/companies/companies.sql.ts',
       what:

@@ -602,7 +602,9 @@ describe('query plans of the serving statements', () => {
         const total = expected[0].n;
         expect((JSON.parse(rows[0].body) as { total: number }).total).toBe(total);
 
-        // No page view is read: the window starts after the retention's first day.
+        // No page view is read, nor named (planning their months took most of the planning):
+        // the window starts after the retention's first day.
+        expect(sql).not.toContain('page_views');
         expect(monthScans(plan, 'page_views')).toEqual([]);
         const paths = plan.filter((node) => node['Relation Name'] === 'visited_paths');
         expect(paths.length).toBeGreaterThan(0);
@@ -630,7 +632,7 @@ describe('query plans of the serving statements', () => {
     );
 
     it("GET /v1/companies?visitedPage=, visitedSince before the retention starts: the first day from the page views' path index, the months after it not read", async () => {
-      const sql = COMPANY_LIST.text(['visitedPage']).sized;
+      const sql = COMPANY_LIST.text(['visitedPage@early']).sized;
       const plan = ran(await explain(sql, visitedList(['/'], ago(500))));
       const pages = monthScans(plan, 'page_views');
       const retained = Date.now() - RETENTION_DAYS * DAY_MS;
