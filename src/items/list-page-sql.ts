@@ -30,6 +30,9 @@ import { DATA_VERSION_SQL, itemJsonSql, type ItemSelect } from './item-sql';
  * - The lookups (`domain`, `q`: filters the counts do not know) find their rows from their own
  *   indexes, once, then count and rank them (matchedPage below): their cost grows with the
  *   matches, not with the workspace.
+ * - `visitedPage` finds its companies in a table of their own (visited_paths, FilterSql.found):
+ *   `total` is counted there, and the page walks the order index probing it, or fetches the
+ *   companies found, whichever costs less (foundPage below).
  *
  * Parameters: $1 workspace id, $2 since (timestamptz or null), $3 limit, $4 offset, then the
  * given filters' values in their declaration's order. Values are always bound, never spliced into
@@ -97,8 +100,8 @@ function countedPage(list: ListPageSql, filters: FilterSql[], matching: string):
 }
 
 /**
- * The page's ids from the order index (when `walk` holds, if given): from the top for a page in the upper
- * half of the `total` matches, else backwards from the end (see above).
+ * The page's ids from the order index (when `walk` holds, if given): from the top for a page in
+ * the upper half of the `total` matches, else backwards from the end (see above).
  */
 function fromBothEnds(table: string, matching: string, walk?: string): string {
   // Skipping $4 rows from the top costs as much as skipping total - $4 - $3 from the bottom
