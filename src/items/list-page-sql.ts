@@ -51,15 +51,13 @@ export interface ListPageSql extends ItemSelect {
 }
 
 export function listPageSql(list: ListPageSql, filters: FilterSql[] = []): string {
-  const matching = [
-    `workspace_id = $1 AND ($2::timestamptz IS NULL OR ${list.sinceColumn} >= $2)`,
-    ...filters.map((filter) => filter.rows),
-  ].join(' AND ');
+  const base = `workspace_id = $1 AND ($2::timestamptz IS NULL OR ${list.sinceColumn} >= $2)`;
+  const matching = [base, ...filters.map((filter) => filter.rows)].join(' AND ');
   const found = filters.find((filter) => filter.found !== undefined)?.found;
   const ranked = filters.some((filter) => filter.counts === undefined && filter.found === undefined)
     ? matchedPage(list.table, matching)
     : found !== undefined
-      ? foundPage(list, filters, matching, found)
+      ? foundPage(list, filters, base, matching, found)
       : countedPage(list, filters, matching);
   return `WITH ${ranked}
 SELECT row_to_json(envelope)::text AS body, ${DATA_VERSION_SQL} AS version FROM (
@@ -133,10 +131,15 @@ function fromBothEnds(table: string, matching: string, walk?: string): string {
 function foundPage(
   list: ListPageSql,
   filters: FilterSql[],
+  base: string,
   matching: string,
   found: NonNullable<FilterSql['found']>,
 ): string {
   const { table, countTable, countColumn } = list;
+  // A company found matches the filter already: its row is checked against the others only.
+  const others = [base, ...filters.filter((f) => f.found === undefined).map((f) => f.rows)].join(
+    ' AND ',
+  );
   const counted = `SELECT count(*) FROM ${table} WHERE ${matching}`;
   const total =
     filters.length === 1
@@ -152,7 +155,7 @@ function foundPage(
   UNION ALL
   (SELECT item.id, item.intent_score FROM (${found.ids}) found_item,
     LATERAL (SELECT id, intent_score FROM ${table}
-      WHERE ${matching} AND ${found.column} = found_item.company_id OFFSET 0) item
+      WHERE ${others} AND ${found.column} = found_item.company_id OFFSET 0) item
     WHERE NOT (${walk})
     ORDER BY item.intent_score DESC, item.id
     LIMIT $3 OFFSET $4)

@@ -239,11 +239,7 @@ WITH total AS (
         AND page_row.path < range.to_path COLLATE "C") seen
       WHERE seen.workspace_id = $1 AND seen.last_viewed_at >= greatest(coalesce($7::timestamptz, now() - interval '30 days'), (now() - make_interval(days => $8::integer) + interval '24 hours'))) found_item,
     LATERAL (SELECT id, intent_score FROM companies
-      WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR last_seen >= $2) AND EXISTS (SELECT FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
-      JOIN visited_paths page_row ON page_row.path >= range.from_path COLLATE "C"
-        AND page_row.path < range.to_path COLLATE "C") seen
-        WHERE seen.workspace_id = $1 AND seen.company_id = companies.id COLLATE "default"
-          AND seen.last_viewed_at >= greatest(coalesce($7::timestamptz, now() - interval '30 days'), (now() - make_interval(days => $8::integer) + interval '24 hours')) OFFSET 0) AND companies.id = found_item.company_id OFFSET 0) item
+      WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR last_seen >= $2) AND companies.id = found_item.company_id OFFSET 0) item
     WHERE NOT ((SELECT n FROM total) * (SELECT n FROM total)
       >= ($4::bigint + $3) * (SELECT coalesce(sum(companies), 0) FROM company_day_counts
         WHERE workspace_id = $1))
@@ -355,17 +351,7 @@ WITH total AS (
           AND page.viewed_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.visit_started_at >= now() - make_interval(days => $8::integer)
           AND page.visit_started_at < (now() - make_interval(days => $8::integer) + interval '24 hours')) found_item,
     LATERAL (SELECT id, intent_score FROM companies
-      WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR last_seen >= $2) AND (EXISTS (SELECT FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
-      JOIN visited_paths page_row ON page_row.path >= range.from_path COLLATE "C"
-        AND page_row.path < range.to_path COLLATE "C") seen
-        WHERE seen.workspace_id = $1 AND seen.company_id = companies.id COLLATE "default"
-          AND seen.last_viewed_at >= greatest(coalesce($7::timestamptz, now() - interval '30 days'), (now() - make_interval(days => $8::integer) + interval '24 hours')) OFFSET 0)
-      OR EXISTS (SELECT FROM (SELECT page_row.* FROM unnest($5::text[], $6::text[]) AS range (from_path, to_path)
-      JOIN page_views page_row ON page_row.path >= range.from_path COLLATE "C"
-        AND page_row.path < range.to_path COLLATE "C") page
-        WHERE page.workspace_id = $1 AND page.viewed_at >= coalesce($7::timestamptz, now() - interval '30 days')
-          AND page.viewed_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.visit_started_at >= now() - make_interval(days => $8::integer)
-          AND page.visit_started_at < (now() - make_interval(days => $8::integer) + interval '24 hours') AND page.company_id = companies.id COLLATE "default" OFFSET 0)) AND companies.id = found_item.company_id OFFSET 0) item
+      WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR last_seen >= $2) AND companies.id = found_item.company_id OFFSET 0) item
     WHERE NOT ((SELECT n FROM total) * (SELECT n FROM total)
       >= ($4::bigint + $3) * (SELECT coalesce(sum(companies), 0) FROM company_day_counts
         WHERE workspace_id = $1))
