@@ -17,6 +17,8 @@ export interface VisitPruneResult {
 /** Months ahead that always exist, so that the import never waits to make one. */
 export const MONTHS_AHEAD = 2;
 
+const DAY_MS = 86_400_000;
+
 // Rows of visit_changes deleted, or of visited_paths computed again, per statement: short
 // transactions, whatever the count.
 const CHANGES_BATCH = 10_000;
@@ -137,14 +139,15 @@ async function expired(client: Client, before: Date): Promise<ExpiredTable[]> {
  * a run cut after its drops leaves nothing behind: the rows on the first kept day are few.
  */
 async function recomputeVisitedPaths(client: Client): Promise<void> {
-  const {
-    rows: [{ bound }],
-  } = await client.query<{ bound: Date }>(
-    `SELECT coalesce(min(to_date(substring(c.relname FROM 12), 'YYYY_MM')::timestamp AT TIME ZONE 'UTC'),
-        now()) + interval '24 hours' AS bound
-    FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+  const { rows: kept } = await client.query<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
     WHERE i.inhparent = 'page_views'::regclass AND NOT i.inhdetachpending`,
   );
+  const starts = kept.flatMap(({ name }) => {
+    const [, , year, month] = PARTITION.exec(name) ?? [];
+    return year === undefined ? [] : [Date.UTC(Number(year), Number(month) - 1, 1)];
+  });
+  const bound = new Date((starts.length > 0 ? Math.min(...starts) : Date.now()) + DAY_MS);
   let after = ['', '', ''];
   for (;;) {
     const { rows } = await client.query<{ w: string; c: string; p: string; l: Date }>(
