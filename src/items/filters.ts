@@ -400,8 +400,8 @@ const FILTER_KINDS: { [K in keyof Kinds]: FilterKind<Kinds[K]['filter'], Kinds[K
       // visited_paths answers for the page views from `edge` on: a page view's visit started at
       // most 24 hours before it, so such a view's visit is within the retention. Those before
       // (a window that starts within a day of the retention's start: the `early` variant) are
-      // read from the page views; the other variant's text names no page view, whose months
-      // took most of its planning (9 of 11 ms).
+      // read from the page views; the other variant's text names no page view, since planning
+      // their months is most of such a statement's planning.
       const edge = `(${retained} + interval '24 hours')`;
       const seen = pathsInRanges(from, to, 'visited_paths');
       const earlyViews = `${pathsInRanges(from, to)} page

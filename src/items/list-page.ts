@@ -31,9 +31,8 @@ export class ListStatements {
 
   /**
    * The statement for these filters (named in declaration order, as givenFilters names them: a
-   * variant as `name@variant`) and this selection (none: every
-   * field), plain and sized: the sized one returns the body only up to a cap, bytes or null for
-   * any size, bound after the filters.
+   * variant as `name@variant`) and this selection (none: every field), plain and sized: the sized
+   * one returns the body only up to a cap, bytes or null for any size, bound after the filters.
    */
   text(filterNames: string[], selection?: Selection): ListTexts {
     const key = filterNames.join(',');
