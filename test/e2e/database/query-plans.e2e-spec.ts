@@ -26,7 +26,9 @@ import { createTestDatabase, type TestDatabase } from '../../support/database';
  * - Feeds: a page is one range of the (workspace_id, txid, id) index, whatever its depth.
  * - Visits: a page is one backward range of the order index (or the company's) per month, the
  *   months outside the window are not read, and page views come from their indexes (the key, or
- *   the path index for page patterns and `visitedPage`), never by reading a month's page views.
+ *   the path index for page patterns), never by reading a month's page views. `visitedPage`
+ *   reads visited_paths alone, by its indexes: the page views only for a window that starts
+ *   within a day of the retention's start.
  * Plans are read with EXPLAIN (ANALYZE): actual row counts, not estimates, of the statements as
  * the server runs them (sized: items/body-budget.ts), without `fields` and with a selection.
  */
