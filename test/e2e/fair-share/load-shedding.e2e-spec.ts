@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Agent } from 'node:http';
+import { Agent, request, type IncomingMessage } from 'node:http';
 import { Database, MAX_QUEUED_STATEMENTS } from '../../../src/database/database';
 import { OverloadedError } from '../../../src/database/fair-queue';
 import { POOL_SIZE } from '../../../src/database/pool-config';
@@ -70,13 +70,37 @@ afterAll(async () => {
 const get = (path: string, headers: Record<string, string> = {}) =>
   send(port, path, { agent, headers });
 
-/** Opens the agent's sockets in batches, so that the burst itself waits for no TCP handshake. */
+/**
+ * Opens the agent's sockets in batches of 100, so that the burst itself waits for no TCP handshake
+ * (900 at once overflow the listen backlog of 511 on a loaded machine, and a dropped SYN is sent
+ * again only after a second, then 3, 7, 15...). Each response is read only once every socket is
+ * open: a socket whose response was read is free, and the agent would reuse it for the next batch.
+ */
 async function openSockets(count: number): Promise<void> {
+  const held: IncomingMessage[] = [];
   for (let opened = 0; opened < count; opened += 100) {
-    const batch = Array.from({ length: Math.min(100, count - opened) }, () => get('/health/live'));
-    for (const response of await Promise.all(batch)) expect(response.status).toBe(200);
+    const batch = Array.from(
+      { length: Math.min(100, count - opened) },
+      () =>
+        new Promise<IncomingMessage>((resolve, reject) => {
+          const outgoing = request(
+            { host: '127.0.0.1', port, path: '/health/live', agent },
+            resolve,
+          );
+          outgoing.on('error', reject);
+          outgoing.end();
+        }),
+    );
+    held.push(...(await Promise.all(batch)));
   }
+  for (const response of held) expect(response.statusCode).toBe(200);
+  await Promise.all(
+    held.map((response) => new Promise((resolve) => response.resume().on('end', resolve))),
+  );
+  await until('every socket to be free in the agent', () => freeSockets() === count);
 }
+
+const freeSockets = () => Object.values(agent.freeSockets).flat().length;
 
 it('serves before and after, and sheds 1,000 concurrent requests at once or at the deadline', async () => {
   const database = t.app.get(Database);
