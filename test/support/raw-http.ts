@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { Agent, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
+import { Database } from '../../src/database/database';
 import { setServerTimeouts } from '../../src/server/server-timeouts';
 
 /*
@@ -9,12 +10,16 @@ import { setServerTimeouts } from '../../src/server/server-timeouts';
  */
 
 /**
- * Starts the application on a loopback port and returns the port, with the server's own timeouts
- * (keep-alive 65 s, headers, request), as startServer sets them: not Node's defaults (keep-alive
- * 5 s), which the tests' kept-alive agents would otherwise meet and production does not.
+ * Starts the application on a loopback port and returns the port, as startServer does: with the
+ * server's own timeouts (keep-alive 65 s, headers, request), not Node's defaults (keep-alive 5 s),
+ * which the tests' kept-alive agents would otherwise meet and production does not; and with the
+ * pools' connections open, so that a burst does not open them on a busy event loop, where the
+ * connect timeout ends first (a 503 of the key check that production, which opens them before it
+ * listens, does not give).
  */
 export async function listenOnLoopback(app: INestApplication): Promise<number> {
   setServerTimeouts(app.getHttpServer() as Server);
+  await app.get(Database).openConnections();
   await app.listen(0, '127.0.0.1');
   return ((app.getHttpServer() as Server).address() as AddressInfo).port;
 }
