@@ -253,12 +253,15 @@ it("traces a statement's wait for its turn at a connection, when it waited", asy
       }),
     ),
   );
-  await until('three pages waiting in the fair queue', async () => {
-    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-    return /^visitor_api_db_pool_queue_waiting 3$/m.test(text);
-  });
-  await locker.query('COMMIT');
-  await locker.end();
+  try {
+    await until('three pages waiting in the fair queue', async () => {
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      return /^visitor_api_db_pool_queue_waiting 3$/m.test(text);
+    });
+  } finally {
+    await locker.query('COMMIT');
+    await locker.end();
+  }
   expect((await answers).map((answer) => answer.status)).toEqual(traceIds.map(() => 200));
 
   const waits = () => receiver.spans.filter((span) => span.name === 'fair queue wait');
