@@ -6,12 +6,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { findFreePort } from '../../src/dev/free-port';
 import { PrismaClient } from '../../src/generated/prisma/client';
+import { METRIC_PREFIX } from '../../src/metrics/process-metrics';
 import { runAdminCommand } from '../support/admin';
 import { type BuiltProcess, spawnBuilt } from '../support/built-process';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { createCompany, insertCompanies } from '../support/factories';
 import { createTenant } from '../support/http';
 import { decodeTraceExport, type ExportedSpan as Span } from '../support/otlp-protobuf';
+import { sampleValue } from '../support/prometheus-text';
 import { until } from '../support/until';
 import { Receiver, WEBHOOK_ENV } from '../support/webhooks';
 
@@ -256,7 +258,7 @@ it("traces a statement's wait for its turn at a connection, when it waited", asy
   try {
     await until('three pages waiting in the fair queue', async () => {
       const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-      return /^visitor_api_db_pool_queue_waiting 3$/m.test(text);
+      return sampleValue(text, `${METRIC_PREFIX}db_pool_queue_waiting`) === 3;
     });
   } finally {
     await locker.query('COMMIT');
